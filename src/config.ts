@@ -1,0 +1,158 @@
+import path from 'node:path';
+
+export type DatabaseConfig =
+  | { kind: 'sqlite'; file: string /* a path, or ':memory:' */ }
+  | { kind: 'postgres'; url: string };
+
+export type PspConfig =
+  /** No key configured: `npm start` runs the project's PSP sandbox and the adapter talks to it. */
+  { kind: 'sandbox'; secretKey: string; port: number } | { kind: 'remote'; secretKey: string; apiBase: URL };
+
+export interface Config {
+  env: 'development' | 'production' | 'test';
+  host: string;
+  port: number;
+  baseUrl: string;
+  siteUrl: string;
+  dataDir: string;
+  database: DatabaseConfig;
+  psp: PspConfig & { apiVersion: string; networkProfileId: string };
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  bodyLimitBytes: number;
+  jobPollIntervalMs: number;
+}
+
+/** A configuration problem, phrased as the one line an operator needs to fix it. */
+export class ConfigError extends Error {
+  constructor(variable: string, expected: string, got: string | undefined) {
+    const shown = got === undefined ? 'it is not set' : `got ${JSON.stringify(truncate(got))}`;
+    super(`Configuration error: ${variable} must be ${expected} (${shown}).`);
+    this.name = 'ConfigError';
+  }
+}
+
+function truncate(value: string): string {
+  return value.length > 60 ? `${value.slice(0, 57)}...` : value;
+}
+
+type Env = Record<string, string | undefined>;
+
+function readInteger(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new ConfigError(name, `an integer from ${min} to ${max}`, raw);
+  }
+  return value;
+}
+
+function readHttpUrl(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, 'an absolute http(s) URL such as https://example.com', raw);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(name, 'an absolute http(s) URL such as https://example.com', raw);
+  }
+  return url.href.replace(/\/$/, '');
+}
+
+function readChoice<T extends string>(env: Env, name: string, choices: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(choices as readonly string[]).includes(raw)) {
+    throw new ConfigError(name, `one of ${choices.join(', ')}`, raw);
+  }
+  return raw as T;
+}
+
+function readDatabase(env: Env, dataDir: string): DatabaseConfig {
+  const raw = env.DATABASE_URL;
+  if (raw === undefined || raw === '') return { kind: 'sqlite', file: path.join(dataDir, 'svc.sqlite') };
+  if (/^postgres(ql)?:\/\//.test(raw)) {
+    try {
+      new URL(raw);
+    } catch {
+      throw new ConfigError('DATABASE_URL', 'a valid postgres:// URL or sqlite:<file>', raw);
+    }
+    return { kind: 'postgres', url: raw };
+  }
+  if (raw.startsWith('sqlite:') && raw.length > 'sqlite:'.length) {
+    const file = raw.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    return { kind: 'sqlite', file: file === ':memory:' ? file : path.resolve(file) };
+  }
+  throw new ConfigError(
+    'DATABASE_URL',
+    'a postgres:// URL or sqlite:<file> (sqlite::memory: for tests)',
+    raw,
+  );
+}
+
+function readPsp(env: Env): PspConfig {
+  const secretKey = env.PSP_SECRET_KEY;
+  const sandboxPort = readInteger(env, 'PSP_SANDBOX_PORT', 12111, 0, 65535);
+  if (secretKey === undefined || secretKey === '') {
+    return { kind: 'sandbox', secretKey: 'sk_test_sandbox', port: sandboxPort };
+  }
+  if (!/^(sk|rk)_(test|live)_\S+$/.test(secretKey)) {
+    throw new ConfigError(
+      'PSP_SECRET_KEY',
+      'a secret key starting with sk_test_, sk_live_, rk_test_ or rk_live_',
+      '<redacted>',
+    );
+  }
+  const apiBase = new URL(readHttpUrl(env, 'PSP_API_BASE', 'https://api.stripe.com'));
+  return { kind: 'remote', secretKey, apiBase };
+}
+
+/** Reads and validates the whole configuration; throws ConfigError on the first bad value. */
+export function loadConfig(env: Env = process.env): Config {
+  const nodeEnv = readChoice(env, 'NODE_ENV', ['development', 'production', 'test'], 'development');
+  const port = readInteger(env, 'PORT', 3000, 0, 65535);
+  const dataDir = path.resolve(env.DATA_DIR || 'data');
+  const baseUrl = readHttpUrl(env, 'BASE_URL', `http://localhost:${port}`);
+  const smtpUrl = env.SMTP_URL || undefined;
+  if (smtpUrl !== undefined && !/^smtps?:\/\/[^/]+/.test(smtpUrl)) {
+    throw new ConfigError(
+      'SMTP_URL',
+      'an smtp:// or smtps:// URL such as smtp://user:pass@mail.example.com:587',
+      '<redacted>',
+    );
+  }
+  const psp = readPsp(env);
+  const networkProfileId = env.PSP_NETWORK_PROFILE_ID || 'profile_test_sandbox';
+  if (!/^profile_[A-Za-z0-9_]+$/.test(networkProfileId)) {
+    throw new ConfigError(
+      'PSP_NETWORK_PROFILE_ID',
+      'a PSP network profile id such as profile_test_61U92',
+      networkProfileId,
+    );
+  }
+  return {
+    env: nodeEnv,
+    host: env.HOST || 'localhost',
+    port,
+    baseUrl,
+    siteUrl: readHttpUrl(env, 'SITE_URL', baseUrl),
+    dataDir,
+    database: readDatabase(env, dataDir),
+    psp: { ...psp, apiVersion: env.PSP_API_VERSION || '2026-07-29.preview', networkProfileId },
+    smtpUrl,
+    mailFrom: env.MAIL_FROM || 'Svc Workspaces <no-reply@localhost>',
+    logLevel: readChoice(
+      env,
+      'LOG_LEVEL',
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+      'info',
+    ),
+    bodyLimitBytes: readInteger(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
+    jobPollIntervalMs: readInteger(env, 'JOB_POLL_INTERVAL_MS', 1000, 10, 60_000),
+  };
+}

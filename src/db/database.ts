@@ -1,0 +1,41 @@
+import { Kysely } from 'kysely';
+import type { DatabaseConfig } from '../config.ts';
+import { createPostgresDialect } from './postgres.ts';
+import type { Database, Db } from './schema.ts';
+import { createSqliteDialect } from './sqlite.ts';
+
+export type Dialect = DatabaseConfig['kind'];
+
+export interface DatabaseHandle {
+  db: Db;
+  dialect: Dialect;
+  /** Where the data lives, for the start-up banner (never includes credentials). */
+  location: string;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  searchPath?: string;
+  onIdleClientError?: (error: Error) => void;
+}
+
+export function openDatabase(config: DatabaseConfig, options: OpenDatabaseOptions = {}): DatabaseHandle {
+  if (config.kind === 'sqlite') {
+    const db = new Kysely<Database>({ dialect: createSqliteDialect(config.file) });
+    return { db, dialect: 'sqlite', location: `sqlite ${config.file}`, close: () => db.destroy() };
+  }
+  const dialect = createPostgresDialect({
+    url: config.url,
+    searchPath: options.searchPath,
+    onIdleClientError:
+      options.onIdleClientError ?? ((error) => console.error('postgres idle client error', error)),
+  });
+  const db = new Kysely<Database>({ dialect });
+  const url = new URL(config.url);
+  return {
+    db,
+    dialect: 'postgres',
+    location: `postgres ${url.host}${url.pathname}`,
+    close: () => db.destroy(),
+  };
+}

@@ -1,0 +1,28 @@
+import type { Kysely } from 'kysely';
+import { type Migration, type MigrationResult, Migrator } from 'kysely/migration';
+import * as foundation from './migrations/0001_foundation.ts';
+
+/** The one ordered set of migrations, for both dialects. Append only; never edit a shipped one. */
+export const migrations: Record<string, Migration> = {
+  '0001_foundation': foundation,
+};
+
+// biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema
+function migratorFor(db: Kysely<any>): Migrator {
+  return new Migrator({ db, provider: { getMigrations: async () => migrations } });
+}
+
+/** Applies pending migrations (Kysely takes a lock, so concurrent instances apply each once). */
+// biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema
+export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+  const { error, results } = await migratorFor(db).migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r: MigrationResult) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** Names of migrations not yet applied; empty when the schema is current. */
+// biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema
+export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
+  const all = await migratorFor(db).getMigrations();
+  return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
+}

@@ -1,0 +1,35 @@
+import { PostgresDialect } from 'kysely';
+import pg from 'pg';
+
+const INT8_OID = 20;
+
+/**
+ * Timestamps are stored as epoch milliseconds in bigint columns; they are far below 2^53, so the
+ * pool parses int8 as a JS number instead of pg's default string.
+ */
+const types = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === INT8_OID) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format);
+  },
+};
+
+export interface PostgresOptions {
+  url: string;
+  /** Tests isolate themselves in a schema of their own. */
+  searchPath?: string;
+  maxConnections?: number;
+  /** A pooled connection that fails while idle (a database restart) must be reported, not crash the process. */
+  onIdleClientError: (error: Error) => void;
+}
+
+export function createPostgresDialect(options: PostgresOptions): PostgresDialect {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.maxConnections ?? 10,
+    types,
+    ...(options.searchPath ? { options: `-c search_path=${options.searchPath}` } : {}),
+  });
+  pool.on('error', options.onIdleClientError);
+  return new PostgresDialect({ pool });
+}

@@ -1,0 +1,24 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { JobsTable } from '../jobs/jobs.table.ts';
+import type { DevMailboxTable, MailMessagesTable } from '../mail/mail.table.ts';
+import type {
+  WorkspaceInvitationsTable,
+  WorkspaceMembersTable,
+  WorkspacesTable,
+  WorkspaceTermsTable,
+} from '../workspace/workspace.table.ts';
+
+/** Every table of the service, each owned by the module whose folder defines it. */
+export interface Database {
+  jobs: JobsTable;
+  mail_messages: MailMessagesTable;
+  dev_mailbox: DevMailboxTable;
+  workspaces: WorkspacesTable;
+  workspace_terms: WorkspaceTermsTable;
+  workspace_members: WorkspaceMembersTable;
+  workspace_invitations: WorkspaceInvitationsTable;
+}
+
+export type Db = Kysely<Database>;
+/** A function that takes `Tx` must run inside a transaction; one that takes `Db` accepts either. */
+export type Tx = Transaction<Database>;

@@ -1,0 +1,11 @@
+export type { JobStatus } from './jobs.table.ts';
+export {
+  deleteFinishedJobs,
+  type EnqueueOptions,
+  enqueueJob,
+  type JobContext,
+  type JobDefinition,
+  type JobLogger,
+  JobRunner,
+  type Sweep,
+} from './runner.ts';

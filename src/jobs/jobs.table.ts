@@ -1,0 +1,21 @@
+import type { Generated } from 'kysely';
+
+export type JobStatus = 'queued' | 'running' | 'succeeded' | 'parked';
+
+export interface JobsTable {
+  id: string;
+  kind: string;
+  /** JSON text. */
+  payload: string;
+  status: JobStatus;
+  attempts: Generated<number>;
+  max_attempts: number;
+  run_at: number;
+  locked_until: number | null;
+  locked_by: string | null;
+  last_error: string | null;
+  /** Enqueueing the same dedupe key twice keeps one job. */
+  dedupe_key: string | null;
+  created_at: number;
+  updated_at: number;
+}

@@ -1,0 +1,279 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Dialect } from '../db/database.ts';
+import type { Db } from '../db/schema.ts';
+import type { Clock } from '../shared/clock.ts';
+import { newId } from '../shared/ids.ts';
+import type { JobsTable } from './jobs.table.ts';
+
+export interface JobContext {
+  jobId: string;
+  /** 1 on the first run. */
+  attempt: number;
+}
+
+export interface JobDefinition {
+  run(payload: unknown, context: JobContext): Promise<void>;
+  /** Called once when the job gives up, to record the failure where its owner looks. */
+  onParked?(payload: unknown, lastError: string): Promise<void>;
+}
+
+/** Periodic work every instance runs; it must be an idempotent sweep (conditional updates). */
+export interface Sweep {
+  name: string;
+  intervalMs: number;
+  run(): Promise<void>;
+}
+
+export interface JobLogger {
+  info(object: object, message: string): void;
+  warn(object: object, message: string): void;
+  error(object: object, message: string): void;
+}
+
+export interface JobRunnerOptions {
+  db: Db;
+  dialect: Dialect;
+  clock: Clock;
+  logger: JobLogger;
+  definitions: Record<string, JobDefinition>;
+  sweeps?: Sweep[];
+  pollIntervalMs?: number;
+  concurrency?: number;
+  /** How long a claim lasts; a job whose worker died is claimed again after it. */
+  leaseMs?: number;
+  backoff?: (attempt: number) => number;
+}
+
+export interface EnqueueOptions {
+  kind: string;
+  payload: unknown;
+  runAt?: Date;
+  maxAttempts?: number;
+  dedupeKey?: string;
+}
+
+/** Adds a job in the caller's transaction, so it exists exactly when the change that needs it commits. */
+export async function enqueueJob(db: Db, at: Date, options: EnqueueOptions): Promise<string> {
+  const id = newId('job', at);
+  const now = at.getTime();
+  await db
+    .insertInto('jobs')
+    .values({
+      id,
+      kind: options.kind,
+      payload: JSON.stringify(options.payload),
+      status: 'queued',
+      max_attempts: options.maxAttempts ?? 10,
+      run_at: options.runAt?.getTime() ?? now,
+      locked_until: null,
+      locked_by: null,
+      last_error: null,
+      dedupe_key: options.dedupeKey ?? null,
+      created_at: now,
+      updated_at: now,
+    })
+    .onConflict((oc) => oc.column('dedupe_key').doNothing())
+    .execute();
+  return id;
+}
+
+/** Exponential backoff from 5 s, capped at one hour, with ±20% jitter so retries do not stampede. */
+export function defaultBackoff(attempt: number): number {
+  const base = Math.min(5_000 * 2 ** (attempt - 1), 3_600_000);
+  return Math.round(base * (0.8 + Math.random() * 0.4));
+}
+
+type ClaimedJob = Pick<JobsTable, 'id' | 'kind' | 'payload' | 'max_attempts'> & { attempts: number };
+
+/**
+ * A database-backed job runner. Jobs are claimed with a lease (`FOR UPDATE SKIP LOCKED` on
+ * PostgreSQL so several instances share the queue); a failing job is retried with backoff and
+ * parked with its last error after `max_attempts`; `stop()` lets running jobs finish.
+ */
+export class JobRunner {
+  readonly #options: Required<Omit<JobRunnerOptions, 'sweeps'>> & { sweeps: Sweep[] };
+  readonly #workerId = `worker_${randomUUID()}`;
+  readonly #running = new Set<Promise<void>>();
+  readonly #timers: NodeJS.Timeout[] = [];
+  #stopped = true;
+
+  constructor(options: JobRunnerOptions) {
+    this.#options = {
+      sweeps: [],
+      pollIntervalMs: 1000,
+      concurrency: 4,
+      leaseMs: 5 * 60_000,
+      backoff: defaultBackoff,
+      ...options,
+    };
+  }
+
+  start(): void {
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    this.#schedule(() => this.#poll(), this.#options.pollIntervalMs);
+    for (const sweep of this.#options.sweeps) {
+      this.#schedule(() => this.#runSweep(sweep), sweep.intervalMs);
+    }
+  }
+
+  /** Stops claiming and waits for the jobs in flight. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    for (const timer of this.#timers) clearTimeout(timer);
+    this.#timers.length = 0;
+    await Promise.allSettled([...this.#running]);
+  }
+
+  /** Runs every due job now, until none is left; for tests and the CLI. Returns how many ran. */
+  async drain(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const claimed = await this.#claim(this.#options.concurrency);
+      if (claimed.length === 0) return total;
+      total += claimed.length;
+      await Promise.all(claimed.map((job) => this.#execute(job)));
+    }
+  }
+
+  async runSweeps(): Promise<void> {
+    for (const sweep of this.#options.sweeps) await this.#runSweep(sweep);
+  }
+
+  #schedule(tick: () => Promise<void>, intervalMs: number): void {
+    const loop = async () => {
+      if (this.#stopped) return;
+      await tick();
+      if (!this.#stopped) this.#timers.push(setTimeout(loop, intervalMs));
+    };
+    this.#timers.push(setTimeout(loop, 0));
+  }
+
+  async #runSweep(sweep: Sweep): Promise<void> {
+    try {
+      await sweep.run();
+    } catch (error) {
+      this.#options.logger.error({ err: error, sweep: sweep.name }, 'sweep failed');
+    }
+  }
+
+  async #poll(): Promise<void> {
+    const free = this.#options.concurrency - this.#running.size;
+    if (free <= 0) return;
+    let claimed: ClaimedJob[];
+    try {
+      claimed = await this.#claim(free);
+    } catch (error) {
+      this.#options.logger.error({ err: error }, 'claiming jobs failed');
+      return;
+    }
+    for (const job of claimed) {
+      const execution = this.#execute(job).finally(() => this.#running.delete(execution));
+      this.#running.add(execution);
+    }
+  }
+
+  async #claim(limit: number): Promise<ClaimedJob[]> {
+    const { db, dialect, clock, leaseMs } = this.#options;
+    const now = clock.now().getTime();
+    return db
+      .updateTable('jobs')
+      .set({
+        status: 'running',
+        attempts: sql`attempts + 1`,
+        locked_by: this.#workerId,
+        locked_until: now + leaseMs,
+        updated_at: now,
+      })
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('jobs')
+          .select('id')
+          .where((w) =>
+            w.or([
+              w.and([w('status', '=', 'queued'), w('run_at', '<=', now)]),
+              w.and([w('status', '=', 'running'), w('locked_until', '<=', now)]),
+            ]),
+          )
+          .orderBy('run_at')
+          .limit(limit)
+          .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked()),
+      )
+      .returning(['id', 'kind', 'payload', 'attempts', 'max_attempts'])
+      .execute();
+  }
+
+  async #execute(job: ClaimedJob): Promise<void> {
+    const { definitions, logger } = this.#options;
+    const definition = definitions[job.kind];
+    if (!definition) {
+      await this.#park(job, `no handler for job kind ${job.kind}`);
+      return;
+    }
+    if (job.attempts > job.max_attempts) {
+      await this.#park(job, 'lease expired on the last attempt (the worker stopped mid-job)');
+      return;
+    }
+    try {
+      await definition.run(JSON.parse(job.payload), { jobId: job.id, attempt: job.attempts });
+      await this.#finish(job);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (job.attempts >= job.max_attempts) {
+        logger.error({ jobId: job.id, kind: job.kind, attempts: job.attempts, err: error }, 'job parked');
+        await this.#park(job, message);
+        await definition.onParked?.(JSON.parse(job.payload), message);
+      } else {
+        logger.warn(
+          { jobId: job.id, kind: job.kind, attempts: job.attempts, error: message },
+          'job failed; retrying',
+        );
+        await this.#retry(job, message);
+      }
+    }
+  }
+
+  #ownedBy(job: ClaimedJob) {
+    return this.#options.db
+      .updateTable('jobs')
+      .where('id', '=', job.id)
+      .where('locked_by', '=', this.#workerId)
+      .where('status', '=', 'running');
+  }
+
+  async #finish(job: ClaimedJob): Promise<void> {
+    const now = this.#options.clock.now().getTime();
+    await this.#ownedBy(job).set({ status: 'succeeded', locked_until: null, updated_at: now }).execute();
+  }
+
+  async #retry(job: ClaimedJob, error: string): Promise<void> {
+    const now = this.#options.clock.now().getTime();
+    await this.#ownedBy(job)
+      .set({
+        status: 'queued',
+        run_at: now + this.#options.backoff(job.attempts),
+        locked_until: null,
+        locked_by: null,
+        last_error: error.slice(0, 2000),
+        updated_at: now,
+      })
+      .execute();
+  }
+
+  async #park(job: ClaimedJob, error: string): Promise<void> {
+    const now = this.#options.clock.now().getTime();
+    await this.#ownedBy(job)
+      .set({ status: 'parked', locked_until: null, last_error: error.slice(0, 2000), updated_at: now })
+      .execute();
+  }
+}
+
+/** Deletes succeeded jobs last touched before `before`, so the queue table stays small. */
+export async function deleteFinishedJobs(db: Db, before: Date): Promise<void> {
+  await db
+    .deleteFrom('jobs')
+    .where('status', '=', 'succeeded')
+    .where('updated_at', '<', before.getTime())
+    .execute();
+}

@@ -1,0 +1,10 @@
+export type { MailStatus } from './mail.table.ts';
+export { queueMail, SEND_MAIL_JOB, sendMailJob } from './outbox.ts';
+export { type OwnerInvitationInput, type RenderedMail, renderOwnerInvitation } from './templates.ts';
+export {
+  createDevMailboxTransport,
+  createSmtpTransport,
+  listDevMailbox,
+  type MailTransport,
+  type OutgoingMail,
+} from './transport.ts';

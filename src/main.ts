@@ -1,0 +1,53 @@
+import { performance } from 'node:perf_hooks';
+import { type Config, ConfigError, loadConfig } from './config.ts';
+import { loggerOptions } from './http/logging.ts';
+import { createRuntime, type Runtime } from './runtime.ts';
+
+function banner(runtime: Runtime, address: string, startedMs: number): string {
+  const { config, database, mailTransport } = runtime;
+  const mail =
+    mailTransport.kind === 'smtp'
+      ? 'SMTP (SMTP_URL)'
+      : `dev mailbox at ${config.baseUrl}/dev/mailbox (development only)`;
+  return [
+    `svc ready in ${Math.round(startedMs)} ms`,
+    `  service      ${config.baseUrl} (listening on ${address})`,
+    `  database     ${database.location}${runtime.appliedMigrations.length ? ` (applied ${runtime.appliedMigrations.join(', ')})` : ''}`,
+    `  mail         ${mail}`,
+    `  health       ${config.baseUrl}/healthz  ${config.baseUrl}/readyz`,
+  ].join('\n');
+}
+
+async function start(config: Config): Promise<void> {
+  const started = performance.now();
+  const runtime = await createRuntime(config, { logger: loggerOptions(config.logLevel) });
+  const address = await runtime.app.listen({ host: config.host, port: config.port });
+  runtime.jobs.start();
+  console.log(banner(runtime, address, performance.now() - started));
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    runtime.app.log.info({ signal }, 'shutting down: finishing requests and running jobs');
+    try {
+      await runtime.close();
+      process.exit(0);
+    } catch (error) {
+      runtime.app.log.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+try {
+  await start(loadConfig());
+} catch (error) {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(78);
+  }
+  throw error;
+}

@@ -1,0 +1,97 @@
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { buildApp } from './app.ts';
+import type { Config } from './config.ts';
+import { type DatabaseHandle, openDatabase } from './db/database.ts';
+import { migrateToLatest } from './db/migrate.ts';
+import { deleteFinishedJobs, type JobLogger, JobRunner } from './jobs/index.ts';
+import {
+  createDevMailboxTransport,
+  createSmtpTransport,
+  type MailTransport,
+  SEND_MAIL_JOB,
+  sendMailJob,
+} from './mail/index.ts';
+import { type Clock, DAY_MS, MINUTE_MS, systemClock } from './shared/clock.ts';
+import { endElapsedTerms } from './workspace/index.ts';
+
+export interface Runtime {
+  config: Config;
+  clock: Clock;
+  database: DatabaseHandle;
+  mailTransport: MailTransport;
+  jobs: JobRunner;
+  app: FastifyInstance;
+  /** Migrations applied by this start (empty when the schema was already current). */
+  appliedMigrations: string[];
+  close(): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  clock?: Clock;
+  logger?: FastifyServerOptions['logger'];
+  /** Tests pass an open database (e.g. an isolated PostgreSQL schema). */
+  database?: DatabaseHandle;
+  mailTransport?: MailTransport;
+}
+
+/**
+ * Wires the service: database (migrated), mail transport, job runner and HTTP app.
+ * Nothing is listening or polling yet; `main.ts` starts those.
+ */
+export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
+  const clock = options.clock ?? systemClock;
+  const database = options.database ?? openDatabase(config.database);
+  const appliedMigrations = await migrateToLatest(database.db);
+  const mailTransport =
+    options.mailTransport ??
+    (config.smtpUrl ? createSmtpTransport(config.smtpUrl) : createDevMailboxTransport(database.db, clock));
+
+  const app = await buildApp({ config, database, clock, mailTransport, logger: options.logger ?? false });
+  const jobs = new JobRunner({
+    db: database.db,
+    dialect: database.dialect,
+    clock,
+    logger: app.log as JobLogger,
+    pollIntervalMs: config.jobPollIntervalMs,
+    definitions: {
+      [SEND_MAIL_JOB]: sendMailJob({
+        db: database.db,
+        clock,
+        transport: mailTransport,
+        from: config.mailFrom,
+      }),
+    },
+    sweeps: [
+      {
+        name: 'workspace.end-elapsed-terms',
+        intervalMs: MINUTE_MS,
+        run: async () => {
+          const ended = await endElapsedTerms(database.db, clock);
+          if (ended.length > 0)
+            app.log.info({ count: ended.length }, 'terms ended; workspaces moved to Free');
+        },
+      },
+      {
+        name: 'jobs.delete-finished',
+        intervalMs: 60 * MINUTE_MS,
+        run: () => deleteFinishedJobs(database.db, new Date(clock.now().getTime() - 7 * DAY_MS)),
+      },
+    ],
+  });
+
+  return {
+    config,
+    clock,
+    database,
+    mailTransport,
+    jobs,
+    app,
+    appliedMigrations,
+    async close() {
+      await app.close();
+      await jobs.stop();
+      mailTransport.close();
+      if (!options.database) await database.close();
+    },
+  };
+}

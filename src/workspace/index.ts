@@ -1,0 +1,15 @@
+export {
+  type EndedTerm,
+  endElapsedTerms,
+  findWorkspaceByOrder,
+  getWorkspace,
+  INVITATION_LIFETIME_MS,
+  type NewTerm,
+  type Provisioned,
+  type ProvisionInput,
+  provisionWorkspace,
+  type Term,
+  type Workspace,
+  type WorkspaceContext,
+} from './service.ts';
+export type { MemberRole } from './workspace.table.ts';

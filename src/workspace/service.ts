@@ -1,0 +1,246 @@
+import { PLANS, type PlanId, type TermLength, termEnd } from '../catalog/index.ts';
+import type { Db, Tx } from '../db/schema.ts';
+import { queueMail, renderOwnerInvitation } from '../mail/index.ts';
+import { type Clock, DAY_MS } from '../shared/clock.ts';
+import { newId, newSecret, sha256Hex } from '../shared/ids.ts';
+
+export const INVITATION_LIFETIME_MS = 7 * DAY_MS;
+
+export interface WorkspaceContext {
+  clock: Clock;
+  baseUrl: string;
+}
+
+export interface NewTerm {
+  term: TermLength;
+  startsAt: Date;
+  /** Who sold the term: `acp`, `ucp`, `mpp`, or `operator`. */
+  channel: string;
+  orderId: string;
+}
+
+export interface ProvisionInput {
+  name: string;
+  plan: PlanId;
+  ownerEmail: string;
+  /** Absent for a Free workspace. */
+  term?: NewTerm;
+}
+
+export interface Term {
+  plan: PlanId;
+  term: TermLength;
+  startsAt: Date;
+  endsAt: Date;
+  channel: string;
+  orderId: string;
+  renews: false;
+}
+
+export interface Workspace {
+  id: string;
+  name: string;
+  plan: PlanId;
+  createdAt: Date;
+  /** The term in force; null on Free. */
+  currentTerm: Term | null;
+}
+
+export interface Provisioned {
+  workspace: Workspace;
+  /** False when the order had already provisioned its workspace (nothing was written). */
+  created: boolean;
+}
+
+/**
+ * Creates a workspace with its term, the owner invitation and the invitation email, in the
+ * caller's transaction. Idempotent on the order: a second call for the same order returns the
+ * workspace the first one made.
+ */
+export async function provisionWorkspace(
+  trx: Tx,
+  input: ProvisionInput,
+  ctx: WorkspaceContext,
+): Promise<Provisioned> {
+  if (input.term) {
+    const existing = await findWorkspaceByOrder(trx, input.term.orderId);
+    if (existing) return { workspace: existing, created: false };
+  }
+  const now = ctx.clock.now();
+  const workspaceId = newId('ws', now);
+  await trx
+    .insertInto('workspaces')
+    .values({
+      id: workspaceId,
+      name: input.name,
+      plan: input.plan,
+      created_at: now.getTime(),
+      updated_at: now.getTime(),
+    })
+    .execute();
+
+  let currentTerm: Term | null = null;
+  if (input.term) {
+    const endsAt = termEnd(input.term.startsAt, input.term.term);
+    await trx
+      .insertInto('workspace_terms')
+      .values({
+        id: newId('term', now),
+        workspace_id: workspaceId,
+        plan: input.plan,
+        term: input.term.term,
+        starts_at: input.term.startsAt.getTime(),
+        ends_at: endsAt.getTime(),
+        channel: input.term.channel,
+        order_id: input.term.orderId,
+        ended_at: null,
+        created_at: now.getTime(),
+      })
+      .execute();
+    currentTerm = { plan: input.plan, ...input.term, endsAt, renews: false };
+  }
+
+  await inviteOwner(trx, workspaceId, input, currentTerm, ctx);
+  return {
+    workspace: { id: workspaceId, name: input.name, plan: input.plan, createdAt: now, currentTerm },
+    created: true,
+  };
+}
+
+async function inviteOwner(
+  trx: Tx,
+  workspaceId: string,
+  input: ProvisionInput,
+  term: Term | null,
+  ctx: WorkspaceContext,
+): Promise<void> {
+  const now = ctx.clock.now();
+  const token = newSecret('inv_');
+  const expiresAt = new Date(now.getTime() + INVITATION_LIFETIME_MS);
+  await trx
+    .insertInto('workspace_invitations')
+    .values({
+      id: newId('invite', now),
+      workspace_id: workspaceId,
+      email: input.ownerEmail,
+      role: 'owner',
+      token_hash: sha256Hex(token),
+      expires_at: expiresAt.getTime(),
+      accepted_at: null,
+      created_at: now.getTime(),
+    })
+    .execute();
+  const mail = renderOwnerInvitation({
+    workspaceName: input.name,
+    planName: PLANS[input.plan].name,
+    termEndsAt: term?.endsAt ?? null,
+    acceptUrl: `${ctx.baseUrl}/invitations/${token}`,
+    expiresAt,
+  });
+  await queueMail(trx, ctx.clock, input.ownerEmail, mail);
+}
+
+type TermRow = {
+  plan: PlanId;
+  term: TermLength;
+  starts_at: number;
+  ends_at: number;
+  channel: string;
+  order_id: string;
+};
+
+function toTerm(row: TermRow): Term {
+  return {
+    plan: row.plan,
+    term: row.term,
+    startsAt: new Date(row.starts_at),
+    endsAt: new Date(row.ends_at),
+    channel: row.channel,
+    orderId: row.order_id,
+    renews: false,
+  };
+}
+
+const termColumns = ['plan', 'term', 'starts_at', 'ends_at', 'channel', 'order_id'] as const;
+
+export async function getWorkspace(db: Db, workspaceId: string): Promise<Workspace | undefined> {
+  const row = await db.selectFrom('workspaces').selectAll().where('id', '=', workspaceId).executeTakeFirst();
+  if (!row) return undefined;
+  const term = await db
+    .selectFrom('workspace_terms')
+    .select(termColumns)
+    .where('workspace_id', '=', workspaceId)
+    .where('ended_at', 'is', null)
+    .orderBy('ends_at', 'desc')
+    .executeTakeFirst();
+  return {
+    id: row.id,
+    name: row.name,
+    plan: row.plan,
+    createdAt: new Date(row.created_at),
+    currentTerm: term ? toTerm(term) : null,
+  };
+}
+
+export async function findWorkspaceByOrder(db: Db, orderId: string): Promise<Workspace | undefined> {
+  const term = await db
+    .selectFrom('workspace_terms')
+    .select('workspace_id')
+    .where('order_id', '=', orderId)
+    .executeTakeFirst();
+  return term ? getWorkspace(db, term.workspace_id) : undefined;
+}
+
+export interface EndedTerm {
+  workspaceId: string;
+  orderId: string;
+  endedAt: Date;
+}
+
+/**
+ * Moves every workspace whose term has ended to the Free plan. Because it selects all terms
+ * whose end has passed, the first run after downtime catches up on the ones missed. Each term is
+ * closed with a conditional update, so concurrent instances close it once.
+ */
+export async function endElapsedTerms(db: Db, clock: Clock, batchSize = 100): Promise<EndedTerm[]> {
+  const ended: EndedTerm[] = [];
+  for (;;) {
+    const now = clock.now().getTime();
+    const due = await db
+      .selectFrom('workspace_terms')
+      .select(['id', 'workspace_id', 'order_id'])
+      .where('ended_at', 'is', null)
+      .where('ends_at', '<=', now)
+      .orderBy('ends_at')
+      .limit(batchSize)
+      .execute();
+    if (due.length === 0) return ended;
+    for (const term of due) {
+      const closed = await db.transaction().execute(async (trx) => {
+        const result = await trx
+          .updateTable('workspace_terms')
+          .set({ ended_at: now })
+          .where('id', '=', term.id)
+          .where('ended_at', 'is', null)
+          .executeTakeFirst();
+        if (result.numUpdatedRows === 0n) return false;
+        const stillOpen = await trx
+          .selectFrom('workspace_terms')
+          .select('id')
+          .where('workspace_id', '=', term.workspace_id)
+          .where('ended_at', 'is', null)
+          .executeTakeFirst();
+        if (!stillOpen) {
+          await trx
+            .updateTable('workspaces')
+            .set({ plan: 'free', updated_at: now })
+            .where('id', '=', term.workspace_id)
+            .execute();
+        }
+        return true;
+      });
+      if (closed)
+        ended.push({ workspaceId: term.workspace_id, orderId: term.order_id, endedAt: new Date(now) });
+    }
+  }
+}

@@ -1,0 +1,45 @@
+import type { PlanId, TermLength } from '../catalog/index.ts';
+
+export interface WorkspacesTable {
+  id: string;
+  name: string;
+  plan: PlanId;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One prepaid, non-renewing term; `ended_at` is set when the term-end sweep moves the workspace to Free. */
+export interface WorkspaceTermsTable {
+  id: string;
+  workspace_id: string;
+  plan: PlanId;
+  term: TermLength;
+  starts_at: number;
+  ends_at: number;
+  channel: string;
+  order_id: string;
+  ended_at: number | null;
+  created_at: number;
+}
+
+export type MemberRole = 'owner' | 'admin' | 'member';
+
+export interface WorkspaceMembersTable {
+  id: string;
+  workspace_id: string;
+  email: string;
+  role: MemberRole;
+  created_at: number;
+}
+
+export interface WorkspaceInvitationsTable {
+  id: string;
+  workspace_id: string;
+  email: string;
+  role: MemberRole;
+  /** SHA-256 of the token in the email link; the token itself is never stored. */
+  token_hash: string;
+  expires_at: number;
+  accepted_at: number | null;
+  created_at: number;
+}

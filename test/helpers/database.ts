@@ -1,0 +1,48 @@
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import { type DatabaseHandle, openDatabase } from '../../src/db/database.ts';
+import { migrateToLatest } from '../../src/db/migrate.ts';
+
+/**
+ * The suite runs on SQLite by default; with TEST_DATABASE_URL set to a postgres URL it runs on
+ * PostgreSQL instead, each test database in a fresh schema of its own (dropped on close).
+ */
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
+export const testDialect = TEST_DATABASE_URL ? 'postgres' : 'sqlite';
+
+export interface TestDatabase extends DatabaseHandle {
+  /** Another handle on the same data, as a second app instance would have. */
+  reopen(): DatabaseHandle;
+}
+
+export async function createTestDatabase(options: { migrate?: boolean } = {}): Promise<TestDatabase> {
+  const migrate = options.migrate ?? true;
+  if (!TEST_DATABASE_URL) {
+    const file = ':memory:';
+    const handle = openDatabase({ kind: 'sqlite', file });
+    if (migrate) await migrateToLatest(handle.db);
+    return {
+      ...handle,
+      reopen: () => {
+        throw new Error('an in-memory SQLite database cannot be opened twice; use a file');
+      },
+    };
+  }
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const admin = openDatabase({ kind: 'postgres', url: TEST_DATABASE_URL });
+  await sql`create schema ${sql.id(schema)}`.execute(admin.db);
+  await admin.close();
+  const open = () => openDatabase({ kind: 'postgres', url: TEST_DATABASE_URL }, { searchPath: schema });
+  const handle = open();
+  if (migrate) await migrateToLatest(handle.db);
+  return {
+    ...handle,
+    reopen: open,
+    async close() {
+      await handle.close();
+      const cleanup = openDatabase({ kind: 'postgres', url: TEST_DATABASE_URL });
+      await sql`drop schema ${sql.id(schema)} cascade`.execute(cleanup.db);
+      await cleanup.close();
+    },
+  };
+}
