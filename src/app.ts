@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { LoggerOptions } from 'pino';
 import type { Config } from './config.ts';
 import type { DatabaseHandle } from './db/database.ts';
 import { registerHttpBasics, requestIdFrom } from './http/basics.ts';
@@ -13,13 +14,14 @@ export interface AppDeps {
   database: DatabaseHandle;
   clock: Clock;
   mailTransport: MailTransport;
-  logger: FastifyServerOptions['logger'];
+  /** Pino options, a ready logger (tests capture lines), or false for none. */
+  logger: LoggerOptions | FastifyBaseLogger | false;
 }
 
 /** Builds the HTTP application from the modules; `main.ts` boots it, tests inject into it. */
-export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+export function buildApp(deps: AppDeps): FastifyInstance {
   const app = Fastify({
-    logger: deps.logger,
+    ...(isLoggerInstance(deps.logger) ? { loggerInstance: deps.logger } : { logger: deps.logger }),
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: requestIdFrom,
     bodyLimit: deps.config.bodyLimitBytes,
@@ -33,6 +35,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (deps.mailTransport.kind === 'dev-mailbox' && deps.config.env !== 'production') {
     registerDevMailboxRoutes(app, deps.database.db);
   }
-  await app.ready();
   return app;
+}
+
+function isLoggerInstance(logger: AppDeps['logger']): logger is FastifyBaseLogger {
+  return typeof logger === 'object' && typeof (logger as FastifyBaseLogger).child === 'function';
 }

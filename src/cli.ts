@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { type PlanId, PLANS, type TermLength } from './catalog/index.ts';
+import { PLANS, type PlanId, type TermLength } from './catalog/index.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
@@ -35,14 +35,21 @@ async function run(argv: string[]): Promise<void> {
   try {
     if (group === 'migrate') {
       const applied = await migrateToLatest(database.db);
-      console.log(applied.length ? `applied ${applied.join(', ')}` : 'nothing to apply; the schema is current');
+      console.log(
+        applied.length ? `applied ${applied.join(', ')}` : 'nothing to apply; the schema is current',
+      );
       return;
     }
     await migrateToLatest(database.db);
     if (group === 'workspaces' && action === 'create') {
       const { values } = parseArgs({
         args: rest,
-        options: { email: { type: 'string' }, plan: { type: 'string' }, term: { type: 'string' }, name: { type: 'string' } },
+        options: {
+          email: { type: 'string' },
+          plan: { type: 'string' },
+          term: { type: 'string' },
+          name: { type: 'string' },
+        },
       });
       const email = requireOption(values, 'email');
       if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) throw new UsageError('--email must be an email address');
@@ -61,7 +68,12 @@ async function run(argv: string[]): Promise<void> {
             term:
               plan === 'free'
                 ? undefined
-                : { term: term as TermLength, startsAt: now, channel: 'operator', orderId: newId('opord', now) },
+                : {
+                    term: term as TermLength,
+                    startsAt: now,
+                    channel: 'operator',
+                    orderId: newId('opord', now),
+                  },
           },
           { clock: systemClock, baseUrl: config.baseUrl },
         ),
@@ -73,12 +85,16 @@ async function run(argv: string[]): Promise<void> {
       const { values } = parseArgs({ args: rest, options: { limit: { type: 'string' } } });
       const messages = await listDevMailbox(database.db, Number(values.limit ?? 20));
       for (const m of messages) {
-        console.log(`${new Date(m.received_at).toISOString()}  ${m.to_address}  ${m.subject}\n${m.text_body}\n`);
+        console.log(
+          `${new Date(m.received_at).toISOString()}  ${m.to_address}  ${m.subject}\n${m.text_body}\n`,
+        );
       }
       if (messages.length === 0) console.log('the dev mailbox is empty');
       return;
     }
-    throw new UsageError(group ? `unknown command: ${[group, action].filter(Boolean).join(' ')}` : 'no command given');
+    throw new UsageError(
+      group ? `unknown command: ${[group, action].filter(Boolean).join(' ')}` : 'no command given',
+    );
   } finally {
     await database.close();
   }

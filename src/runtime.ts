@@ -1,5 +1,5 @@
-import type { FastifyInstance, FastifyServerOptions } from 'fastify';
-import { buildApp } from './app.ts';
+import type { FastifyInstance } from 'fastify';
+import { type AppDeps, buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { type DatabaseHandle, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
@@ -28,7 +28,7 @@ export interface Runtime {
 
 export interface RuntimeOptions {
   clock?: Clock;
-  logger?: FastifyServerOptions['logger'];
+  logger?: AppDeps['logger'];
   /** Tests pass an open database (e.g. an isolated PostgreSQL schema). */
   database?: DatabaseHandle;
   mailTransport?: MailTransport;
@@ -46,7 +46,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     options.mailTransport ??
     (config.smtpUrl ? createSmtpTransport(config.smtpUrl) : createDevMailboxTransport(database.db, clock));
 
-  const app = await buildApp({ config, database, clock, mailTransport, logger: options.logger ?? false });
+  const app = buildApp({ config, database, clock, mailTransport, logger: options.logger ?? false });
   const jobs = new JobRunner({
     db: database.db,
     dialect: database.dialect,

@@ -1,22 +1,27 @@
 import type { LoggerOptions } from 'pino';
 
 /** Paths pino blanks out wherever they appear in a log line. */
+const SECRET_KEYS = [
+  'authorization',
+  'password',
+  'token',
+  'secret',
+  'secretKey',
+  'secret_key',
+  'apiKey',
+  'api_key',
+  'smtpUrl',
+  'credential',
+];
+
+/** Paths pino blanks out wherever they appear in a log line: at the top level and one level down. */
 export const REDACTED_PATHS = [
   'req.headers.authorization',
   'req.headers["x-api-key"]',
   'req.headers.cookie',
-  'headers.authorization',
   'headers["x-api-key"]',
-  '*.authorization',
-  '*.password',
-  '*.token',
-  '*.secret',
-  '*.secretKey',
-  '*.secret_key',
-  '*.apiKey',
-  '*.api_key',
-  '*.smtpUrl',
-  '*.credential',
+  ...SECRET_KEYS,
+  ...SECRET_KEYS.map((key) => `*.${key}`),
 ];
 
 export function loggerOptions(level: LoggerOptions['level']): LoggerOptions {

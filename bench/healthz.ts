@@ -1,0 +1,29 @@
+import Fastify from 'fastify';
+import { loadConfig } from '../src/config.ts';
+import { createRuntime } from '../src/runtime.ts';
+import { load, report } from './harness.ts';
+
+/** `/healthz` through the whole app (hooks, headers, logging) against a bare Fastify route, same run. */
+export async function benchHealthz(): Promise<void> {
+  const runtime = await createRuntime(loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent' }), {
+    logger: { level: 'silent' },
+  });
+  const appUrl = await runtime.app.listen({ host: '127.0.0.1', port: 0 });
+
+  const bare = Fastify();
+  bare.get('/healthz', async () => ({ status: 'ok' }));
+  const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
+
+  try {
+    const bareResult = await load({ url: `${bareUrl}/healthz` });
+    const appResult = await load({ url: `${appUrl}/healthz` });
+    report('healthz', {
+      app: appResult,
+      bare: bareResult,
+      ratio: Math.round((appResult.requestsPerSecond / bareResult.requestsPerSecond) * 100) / 100,
+    });
+  } finally {
+    await bare.close();
+    await runtime.close();
+  }
+}

@@ -1,0 +1,17 @@
+import { benchHealthz } from './healthz.ts';
+
+/** `npm run bench` runs every benchmark; `npm run bench -- healthz` runs the ones named. */
+const benchmarks: Record<string, () => Promise<void>> = {
+  healthz: benchHealthz,
+};
+
+const selected = process.argv.slice(2);
+for (const name of selected) {
+  if (!(name in benchmarks)) {
+    console.error(`unknown benchmark ${name}; known: ${Object.keys(benchmarks).join(', ')}`);
+    process.exit(64);
+  }
+}
+for (const [name, run] of Object.entries(benchmarks)) {
+  if (selected.length === 0 || selected.includes(name)) await run();
+}

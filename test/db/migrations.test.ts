@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { openDatabase } from '../../src/db/database.ts';
+import { migrateToLatest, migrations, pendingMigrations } from '../../src/db/migrate.ts';
+import { inTransaction } from '../../src/db/transaction.ts';
+import { createTestDatabase, testDialect } from '../helpers/database.ts';
+
+describe(`migrations on ${testDialect}`, () => {
+  it('apply every migration once; a second run applies nothing', async (t) => {
+    const database = await createTestDatabase({ migrate: false });
+    t.after(() => database.close());
+    assert.deepEqual(await pendingMigrations(database.db), Object.keys(migrations));
+    assert.deepEqual(await migrateToLatest(database.db), Object.keys(migrations));
+    assert.deepEqual(await migrateToLatest(database.db), []);
+    assert.deepEqual(await pendingMigrations(database.db), []);
+  });
+
+  it('lets concurrent instances migrate the same database safely', {
+    skip: testDialect !== 'postgres',
+  }, async (t) => {
+    const database = await createTestDatabase({ migrate: false });
+    t.after(() => database.close());
+    const second = database.reopen();
+    t.after(() => second.close());
+    const [a, b] = await Promise.all([migrateToLatest(database.db), migrateToLatest(second.db)]);
+    assert.deepEqual([...a, ...b].sort(), Object.keys(migrations).sort());
+  });
+});
+
+describe(`transactions on ${testDialect}`, () => {
+  it('commit everything together or nothing', async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.close());
+    const row = (id: string) => ({ id, name: id, plan: 'free' as const, created_at: 1, updated_at: 1 });
+    await assert.rejects(
+      inTransaction(database.db, async (trx) => {
+        await trx.insertInto('workspaces').values(row('ws_a')).execute();
+        throw new Error('boom');
+      }),
+      /boom/,
+    );
+    await inTransaction(database.db, async (trx) => {
+      await trx.insertInto('workspaces').values(row('ws_b')).execute();
+      await inTransaction(trx, (nested) => nested.insertInto('workspaces').values(row('ws_c')).execute());
+    });
+    const ids = (await database.db.selectFrom('workspaces').select('id').orderBy('id').execute()).map(
+      (r) => r.id,
+    );
+    assert.deepEqual(ids, ['ws_b', 'ws_c']);
+  });
+});
+
+describe('SQLite file database', () => {
+  it('uses WAL, enforces foreign keys, and keeps data across reopen', async (t) => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'svc-sqlite-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'nested', 'svc.sqlite');
+    const first = openDatabase({ kind: 'sqlite', file });
+    await migrateToLatest(first.db);
+    const mode = await sql<{ journal_mode: string }>`pragma journal_mode`.execute(first.db);
+    assert.equal(mode.rows[0]?.journal_mode, 'wal');
+    await assert.rejects(
+      first.db
+        .insertInto('workspace_members')
+        .values({ id: 'm1', workspace_id: 'missing', email: 'a@b.c', role: 'owner', created_at: 1 })
+        .execute(),
+      /FOREIGN KEY/,
+    );
+    await first.db
+      .insertInto('workspaces')
+      .values({ id: 'ws_1', name: 'x', plan: 'free', created_at: 1, updated_at: 1 })
+      .execute();
+    await first.close();
+    const second = openDatabase({ kind: 'sqlite', file });
+    t.after(() => second.close());
+    assert.deepEqual(await migrateToLatest(second.db), []);
+    assert.equal((await second.db.selectFrom('workspaces').selectAll().execute()).length, 1);
+  });
+});

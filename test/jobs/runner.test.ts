@@ -1,0 +1,189 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { enqueueJob, type JobDefinition, JobRunner } from '../../src/jobs/index.ts';
+import { ManualClock } from '../../src/shared/clock.ts';
+import { createTestDatabase, type TestDatabase, testDialect } from '../helpers/database.ts';
+
+const silent = { info() {}, warn() {}, error() {} };
+
+function runnerFor(database: TestDatabase, clock: ManualClock, definitions: Record<string, JobDefinition>) {
+  return new JobRunner({
+    db: database.db,
+    dialect: database.dialect,
+    clock,
+    logger: silent,
+    definitions,
+    backoff: (attempt) => attempt * 1000,
+  });
+}
+
+async function jobRow(database: TestDatabase, id: string) {
+  return database.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+}
+
+describe(`job runner on ${testDialect}`, () => {
+  it('runs a due job once and marks it succeeded', async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.close());
+    const clock = new ManualClock();
+    const seen: unknown[] = [];
+    const runner = runnerFor(database, clock, { echo: { run: async (payload) => void seen.push(payload) } });
+    const id = await enqueueJob(database.db, clock.now(), { kind: 'echo', payload: { n: 1 } });
+    assert.equal(await runner.drain(), 1);
+    assert.equal(await runner.drain(), 0);
+    assert.deepEqual(seen, [{ n: 1 }]);
+    assert.equal((await jobRow(database, id)).status, 'succeeded');
+  });
+
+  it('does not run a job before its time', async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.close());
+    const clock = new ManualClock();
+    let runs = 0;
+    const runner = runnerFor(database, clock, { later: { run: async () => void runs++ } });
+    await enqueueJob(database.db, clock.now(), {
+      kind: 'later',
+      payload: {},
+      runAt: new Date(clock.now().getTime() + 60_000),
+    });
+    await runner.drain();
+    assert.equal(runs, 0);
+    clock.advance(60_000);
+    await runner.drain();
+    assert.equal(runs, 1);
+  });
+
+  it('retries a failing job with backoff, then parks it with its last error', async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.close());
+    const clock = new ManualClock();
+    let runs = 0;
+    const parked: string[] = [];
+    const runner = runnerFor(database, clock, {
+      flaky: {
+        run: async () => {
+          runs++;
+          throw new Error(`failure ${runs}`);
+        },
+        onParked: async (_payload, error) => void parked.push(error),
+      },
+    });
+    const id = await enqueueJob(database.db, clock.now(), { kind: 'flaky', payload: {}, maxAttempts: 3 });
+    await runner.drain();
+    let row = await jobRow(database, id);
+    assert.deepEqual([row.status, row.attempts, row.last_error], ['queued', 1, 'failure 1']);
+    assert.equal(row.run_at, clock.now().getTime() + 1000);
+
+    await runner.drain();
+    assert.equal(runs, 1, 'the retry waits for its backoff');
+    clock.advance(1000);
+    await runner.drain();
+    clock.advance(2000);
+    await runner.drain();
+    row = await jobRow(database, id);
+    assert.deepEqual([row.status, row.attempts, row.last_error], ['parked', 3, 'failure 3']);
+    assert.deepEqual(parked, ['failure 3']);
+    clock.advance(3_600_000);
+    await runner.drain();
+    assert.equal(runs, 3, 'a parked job is not run again');
+  });
+
+  it('claims a job again when its worker died holding it (lease expired)', async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.close());
+    const clock = new ManualClock();
+    const id = await enqueueJob(database.db, clock.now(), { kind: 'work', payload: {} });
+    await database.db
+      .updateTable('jobs')
+      .set({
+        status: 'running',
+        attempts: 1,
+        locked_by: 'worker_dead',
+        locked_until: clock.now().getTime() + 5000,
+      })
+      .execute();
+    let runs = 0;
+    const runner = runnerFor(database, clock, { work: { run: async () => void runs++ } });
+    await runner.drain();
+    assert.equal(runs, 0, 'a live lease is respected');
+    clock.advance(5000);
+    await runner.drain();
+    assert.equal(runs, 1);
+    assert.equal((await jobRow(database, id)).status, 'succeeded');
+  });
+
+  it('lets a running job finish when stopped', async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.close());
+    const clock = new ManualClock();
+    let finished = false;
+    let started!: () => void;
+    const startedPromise = new Promise<void>((resolve) => (started = resolve));
+    const runner = new JobRunner({
+      db: database.db,
+      dialect: database.dialect,
+      clock,
+      logger: silent,
+      pollIntervalMs: 10,
+      definitions: {
+        slow: {
+          run: async () => {
+            started();
+            await new Promise((r) => setTimeout(r, 200));
+            finished = true;
+          },
+        },
+      },
+    });
+    const id = await enqueueJob(database.db, clock.now(), { kind: 'slow', payload: {} });
+    runner.start();
+    await startedPromise;
+    await runner.stop();
+    assert.equal(finished, true);
+    assert.equal((await jobRow(database, id)).status, 'succeeded');
+  });
+
+  it('shares the queue between instances without running a job twice', {
+    skip: testDialect !== 'postgres',
+  }, async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.close());
+    const second = database.reopen();
+    t.after(() => second.close());
+    const clock = new ManualClock();
+    for (let i = 0; i < 40; i++)
+      await enqueueJob(database.db, clock.now(), { kind: 'count', payload: { i } });
+    const runsByJob = new Map<number, number>();
+    const count: JobDefinition = {
+      run: async (payload) => {
+        const { i } = payload as { i: number };
+        await new Promise((r) => setTimeout(r, 2));
+        runsByJob.set(i, (runsByJob.get(i) ?? 0) + 1);
+      },
+    };
+    const a = runnerFor(database, clock, { count });
+    const b = new JobRunner({
+      db: second.db,
+      dialect: 'postgres',
+      clock,
+      logger: silent,
+      definitions: { count },
+    });
+    const [ranA, ranB] = await Promise.all([a.drain(), b.drain()]);
+    assert.equal(ranA + ranB, 40);
+    assert.ok(ranA > 0 && ranB > 0, `both instances worked (${ranA}/${ranB})`);
+    assert.deepEqual(
+      [...runsByJob.values()].filter((n) => n !== 1),
+      [],
+    );
+  });
+
+  it('keeps one job per dedupe key', async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.close());
+    const clock = new ManualClock();
+    await enqueueJob(database.db, clock.now(), { kind: 'x', payload: {}, dedupeKey: 'k1' });
+    await enqueueJob(database.db, clock.now(), { kind: 'x', payload: {}, dedupeKey: 'k1' });
+    assert.equal((await database.db.selectFrom('jobs').selectAll().execute()).length, 1);
+  });
+});
