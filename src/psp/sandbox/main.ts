@@ -1,0 +1,55 @@
+import type { AddressInfo } from 'node:net';
+import type { SandboxFaults } from './faults.ts';
+import { buildPspSandbox, DEFAULT_SECRET_KEY, type PspSandboxOptions } from './server.ts';
+import type { SandboxState } from './state.ts';
+
+const DEFAULT_HOST = '127.0.0.1';
+const DEFAULT_PORT = 12111;
+
+export interface StartPspSandboxOptions extends PspSandboxOptions {
+  /** 0 (the default) picks a free port. */
+  readonly port?: number | undefined;
+  readonly host?: string | undefined;
+}
+
+export interface RunningPspSandbox {
+  /** Base URL, e.g. `http://127.0.0.1:12111`. */
+  readonly url: string;
+  readonly port: number;
+  readonly state: SandboxState;
+  readonly faults: SandboxFaults;
+  close(): Promise<void>;
+}
+
+/** Starts the sandbox in-process (for the main service and tests). */
+export async function startPspSandbox(options: StartPspSandboxOptions = {}): Promise<RunningPspSandbox> {
+  const { app, state, faults } = buildPspSandbox(options);
+  const host = options.host ?? DEFAULT_HOST;
+  await app.listen({ host, port: options.port ?? 0 });
+  const { port } = app.server.address() as AddressInfo;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  return { url: `http://${urlHost}:${port}`, port, state, faults, close: () => app.close() };
+}
+
+function portFromEnvironment(value: string | undefined): number {
+  if (value === undefined || value === '') return DEFAULT_PORT;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw new Error(`PSP_SANDBOX_PORT must be a port number, got '${value}'`);
+  }
+  return port;
+}
+
+async function runStandalone(): Promise<void> {
+  const sandbox = await startPspSandbox({
+    host: DEFAULT_HOST,
+    port: portFromEnvironment(process.env.PSP_SANDBOX_PORT),
+    secretKey: process.env.PSP_SANDBOX_SECRET_KEY || DEFAULT_SECRET_KEY,
+  });
+  console.log(`PSP sandbox (Stripe SPT emulator) listening on ${sandbox.url}`);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => void sandbox.close());
+  }
+}
+
+if (import.meta.main) await runStandalone();
