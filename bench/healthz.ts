@@ -5,9 +5,12 @@ import { load, report } from './harness.ts';
 
 /** `/healthz` through the whole app (hooks, headers, logging) against a bare Fastify route, same run. */
 export async function benchHealthz(): Promise<void> {
-  const runtime = await createRuntime(loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent' }), {
-    logger: { level: 'silent' },
-  });
+  const runtime = await createRuntime(
+    loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent' }),
+    {
+      logger: { level: 'silent' },
+    },
+  );
   const appUrl = await runtime.app.listen({ host: '127.0.0.1', port: 0 });
 
   const bare = Fastify();

@@ -1,8 +1,10 @@
 import { benchHealthz } from './healthz.ts';
+import { benchPurchase } from './purchase.ts';
 
 /** `npm run bench` runs every benchmark; `npm run bench -- healthz` runs the ones named. */
 const benchmarks: Record<string, () => Promise<void>> = {
   healthz: benchHealthz,
+  purchase: benchPurchase,
 };
 
 const selected = process.argv.slice(2);

@@ -1,10 +1,19 @@
 import { performance } from 'node:perf_hooks';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { loggerOptions } from './http/logging.ts';
-import { createRuntime, type Runtime } from './runtime.ts';
+import { type RunningPspSandbox, startPspSandbox } from './psp/sandbox/main.ts';
+import { createRuntime, paymentProviderFor, type Runtime } from './runtime.ts';
 
-function banner(runtime: Runtime, address: string, startedMs: number): string {
+function banner(
+  runtime: Runtime,
+  sandbox: RunningPspSandbox | undefined,
+  address: string,
+  startedMs: number,
+): string {
   const { config, database, mailTransport } = runtime;
+  const psp = sandbox
+    ? `PSP sandbox at ${sandbox.url} (secret key ${config.psp.secretKey}; mint test tokens, see README)`
+    : `${config.psp.kind === 'remote' ? config.psp.apiBase.origin : ''} (PSP_SECRET_KEY)`;
   const mail =
     mailTransport.kind === 'smtp'
       ? 'SMTP (SMTP_URL)'
@@ -13,6 +22,7 @@ function banner(runtime: Runtime, address: string, startedMs: number): string {
     `svc ready in ${Math.round(startedMs)} ms`,
     `  service      ${config.baseUrl} (listening on ${address})`,
     `  database     ${database.location}${runtime.appliedMigrations.length ? ` (applied ${runtime.appliedMigrations.join(', ')})` : ''}`,
+    `  payments     ${psp}`,
     `  mail         ${mail}`,
     `  health       ${config.baseUrl}/healthz  ${config.baseUrl}/readyz`,
   ].join('\n');
@@ -20,10 +30,17 @@ function banner(runtime: Runtime, address: string, startedMs: number): string {
 
 async function start(config: Config): Promise<void> {
   const started = performance.now();
-  const runtime = await createRuntime(config, { logger: loggerOptions(config.logLevel) });
+  const sandbox =
+    config.psp.kind === 'sandbox'
+      ? await startPspSandbox({ port: config.psp.port, secretKey: config.psp.secretKey })
+      : undefined;
+  const runtime = await createRuntime(config, {
+    logger: loggerOptions(config.logLevel),
+    paymentProvider: paymentProviderFor(config, sandbox?.url),
+  });
   const address = await runtime.app.listen({ host: config.host, port: config.port });
   runtime.jobs.start();
-  console.log(banner(runtime, address, performance.now() - started));
+  console.log(banner(runtime, sandbox, address, performance.now() - started));
 
   let closing = false;
   const shutdown = async (signal: string) => {
@@ -32,6 +49,7 @@ async function start(config: Config): Promise<void> {
     runtime.app.log.info({ signal }, 'shutting down: finishing requests and running jobs');
     try {
       await runtime.close();
+      await sandbox?.close();
       process.exit(0);
     } catch (error) {
       runtime.app.log.error({ err: error }, 'shutdown failed');

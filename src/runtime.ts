@@ -11,6 +11,8 @@ import {
   SEND_MAIL_JOB,
   sendMailJob,
 } from './mail/index.ts';
+import { createStripeAdapter, type PaymentProvider } from './psp/index.ts';
+import { type Failpoints, type PurchaseDeps, recoverUnfinishedPurchases } from './purchase/index.ts';
 import { type Clock, DAY_MS, MINUTE_MS, systemClock } from './shared/clock.ts';
 import { endElapsedTerms } from './workspace/index.ts';
 
@@ -21,6 +23,8 @@ export interface Runtime {
   mailTransport: MailTransport;
   jobs: JobRunner;
   app: FastifyInstance;
+  /** What every checkout channel hands to the purchase pipeline. */
+  purchases: PurchaseDeps;
   /** Migrations applied by this start (empty when the schema was already current). */
   appliedMigrations: string[];
   close(): Promise<void>;
@@ -32,6 +36,19 @@ export interface RuntimeOptions {
   /** Tests pass an open database (e.g. an isolated PostgreSQL schema). */
   database?: DatabaseHandle;
   mailTransport?: MailTransport;
+  /** Defaults to the provider's SDK pointed at the configured API (or the local sandbox). */
+  paymentProvider?: PaymentProvider;
+  /** Tests make the purchase pipeline "crash" at named points. */
+  failpoints?: Failpoints;
+}
+
+/** The SDK adapter for the configured provider; with no key configured, the local PSP sandbox. */
+export function paymentProviderFor(config: Config, sandboxUrl?: string): PaymentProvider {
+  const apiBase =
+    config.psp.kind === 'remote'
+      ? config.psp.apiBase
+      : new URL(sandboxUrl ?? `http://127.0.0.1:${config.psp.port}`);
+  return createStripeAdapter({ secretKey: config.psp.secretKey, apiBase, apiVersion: config.psp.apiVersion });
 }
 
 /**
@@ -47,6 +64,14 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     (config.smtpUrl ? createSmtpTransport(config.smtpUrl) : createDevMailboxTransport(database.db, clock));
 
   const app = buildApp({ config, database, clock, mailTransport, logger: options.logger ?? false });
+  const purchases: PurchaseDeps = {
+    db: database.db,
+    clock,
+    psp: options.paymentProvider ?? paymentProviderFor(config),
+    baseUrl: config.baseUrl,
+    logger: app.log,
+    failpoints: options.failpoints,
+  };
   const jobs = new JobRunner({
     db: database.db,
     dialect: database.dialect,
@@ -62,6 +87,14 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       }),
     },
     sweeps: [
+      {
+        name: 'purchase.recover-unfinished',
+        intervalMs: 30_000,
+        run: async () => {
+          const finished = await recoverUnfinishedPurchases(purchases);
+          if (finished > 0) app.log.warn({ count: finished }, 'recovered unfinished purchases');
+        },
+      },
       {
         name: 'workspace.end-elapsed-terms',
         intervalMs: MINUTE_MS,
@@ -86,6 +119,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     mailTransport,
     jobs,
     app,
+    purchases,
     appliedMigrations,
     async close() {
       await app.close();

@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { JobsTable } from '../jobs/jobs.table.ts';
 import type { DevMailboxTable, MailMessagesTable } from '../mail/mail.table.ts';
+import type { OrdersTable, PaymentAttemptsTable } from '../purchase/purchase.table.ts';
 import type {
   WorkspaceInvitationsTable,
   WorkspaceMembersTable,
@@ -17,6 +18,8 @@ export interface Database {
   workspace_terms: WorkspaceTermsTable;
   workspace_members: WorkspaceMembersTable;
   workspace_invitations: WorkspaceInvitationsTable;
+  payment_attempts: PaymentAttemptsTable;
+  orders: OrdersTable;
 }
 
 export type Db = Kysely<Database>;

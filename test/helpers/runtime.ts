@@ -1,6 +1,8 @@
 import type { TestContext } from 'node:test';
 import { type Config, loadConfig } from '../../src/config.ts';
 import type { MailTransport } from '../../src/mail/index.ts';
+import type { PaymentProvider } from '../../src/psp/index.ts';
+import type { Failpoints } from '../../src/purchase/index.ts';
 import { createRuntime, type Runtime } from '../../src/runtime.ts';
 import { ManualClock } from '../../src/shared/clock.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
@@ -13,15 +15,29 @@ export interface TestRuntime extends Runtime {
 /** A whole service on a fresh test database with a manual clock, closed when the test ends. */
 export async function startTestRuntime(
   t: TestContext,
-  options: { env?: Record<string, string>; mailTransport?: MailTransport; clock?: ManualClock } = {},
+  options: {
+    env?: Record<string, string>;
+    mailTransport?: MailTransport;
+    clock?: ManualClock;
+    paymentProvider?: PaymentProvider;
+    failpoints?: Failpoints;
+    database?: TestDatabase;
+  } = {},
 ): Promise<TestRuntime> {
   const config: Config = loadConfig({ NODE_ENV: 'test', BASE_URL: 'http://svc.test', ...options.env });
-  const database = await createTestDatabase({ migrate: false });
+  const ownsDatabase = options.database === undefined;
+  const database = options.database ?? (await createTestDatabase({ migrate: false }));
   const clock = options.clock ?? new ManualClock('2026-03-01T12:00:00.000Z');
-  const runtime = await createRuntime(config, { clock, database, mailTransport: options.mailTransport });
+  const runtime = await createRuntime(config, {
+    clock,
+    database,
+    mailTransport: options.mailTransport,
+    paymentProvider: options.paymentProvider,
+    failpoints: options.failpoints,
+  });
   t.after(async () => {
     await runtime.close();
-    await database.close();
+    if (ownsDatabase) await database.close();
   });
   return { ...runtime, clock, database };
 }

@@ -1,0 +1,144 @@
+import type { Selectable } from 'kysely';
+import type { CatalogItem } from '../catalog/index.ts';
+import type { Db, Tx } from '../db/schema.ts';
+import { newId, sha256Hex } from '../shared/ids.ts';
+import type { OrdersTable, PaymentAttemptsTable } from './purchase.table.ts';
+
+export type Attempt = Selectable<PaymentAttemptsTable>;
+export type OrderRow = Selectable<OrdersTable>;
+
+export interface NewAttempt {
+  attemptKey: string;
+  channel: string;
+  item: CatalogItem;
+  buyer: { email: string; name?: string; companyName?: string };
+  token: string;
+}
+
+/** Records the attempt, or returns the one already recorded under the same key. */
+export async function recordAttempt(db: Db, at: Date, input: NewAttempt): Promise<Attempt> {
+  const id = newId('pa', at);
+  await db
+    .insertInto('payment_attempts')
+    .values({
+      id,
+      attempt_key: input.attemptKey,
+      channel: input.channel,
+      item_id: input.item.id,
+      plan: input.item.price.plan,
+      term: input.item.price.term,
+      amount: input.item.price.amount,
+      currency: input.item.price.currency,
+      buyer_email: input.buyer.email,
+      buyer_name: input.buyer.name ?? null,
+      company_name: input.buyer.companyName ?? null,
+      token_hash: sha256Hex(input.token),
+      token: input.token,
+      order_id: newId('ord', at),
+      // Deterministic per attempt: every retry of this attempt, from any instance, reuses it.
+      psp_idempotency_key: `svc_${id}`,
+      status: 'pending',
+      locked_until: null,
+      payment_intent_id: null,
+      charged_at: null,
+      decline_code: null,
+      decline_message: null,
+      last_error: null,
+      created_at: at.getTime(),
+      updated_at: at.getTime(),
+    })
+    .onConflict((oc) => oc.column('attempt_key').doNothing())
+    .execute();
+  const attempt = await findAttemptByKey(db, input.attemptKey);
+  if (!attempt) throw new Error(`payment attempt ${input.attemptKey} vanished after insert`);
+  return attempt;
+}
+
+export function findAttemptByKey(db: Db, attemptKey: string): Promise<Attempt | undefined> {
+  return db
+    .selectFrom('payment_attempts')
+    .selectAll()
+    .where('attempt_key', '=', attemptKey)
+    .executeTakeFirst();
+}
+
+export function findAttempt(db: Db, id: string): Promise<Attempt | undefined> {
+  return db.selectFrom('payment_attempts').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Takes the right to call the provider for this attempt until `until`; false if someone holds it. */
+export async function claimCharge(db: Db, attemptId: string, now: number, until: number): Promise<boolean> {
+  const result = await db
+    .updateTable('payment_attempts')
+    .set({ locked_until: until, updated_at: now })
+    .where('id', '=', attemptId)
+    .where('status', '=', 'pending')
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}
+
+type PendingUpdate = Partial<
+  Pick<
+    PaymentAttemptsTable,
+    | 'status'
+    | 'payment_intent_id'
+    | 'charged_at'
+    | 'decline_code'
+    | 'decline_message'
+    | 'last_error'
+    | 'token'
+  >
+>;
+
+/** Moves a pending attempt on; a no-op if another request already did. */
+export async function updatePendingAttempt(
+  db: Db,
+  attemptId: string,
+  now: number,
+  changes: PendingUpdate,
+): Promise<void> {
+  await db
+    .updateTable('payment_attempts')
+    .set({ ...changes, locked_until: null, updated_at: now })
+    .where('id', '=', attemptId)
+    .where('status', '=', 'pending')
+    .execute();
+}
+
+/** Marks a charged attempt completed inside the provisioning transaction; false if already done. */
+export async function claimProvisioning(trx: Tx, attemptId: string, now: number): Promise<boolean> {
+  const result = await trx
+    .updateTable('payment_attempts')
+    .set({ status: 'completed', updated_at: now })
+    .where('id', '=', attemptId)
+    .where('status', '=', 'charged')
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}
+
+export async function insertOrder(trx: Tx, order: OrderRow): Promise<void> {
+  await trx.insertInto('orders').values(order).execute();
+}
+
+export function findOrder(db: Db, orderId: string): Promise<OrderRow | undefined> {
+  return db.selectFrom('orders').selectAll().where('id', '=', orderId).executeTakeFirst();
+}
+
+/** Attempts a request left unfinished (a crash, a lost provider response) that recovery should finish. */
+export function findUnfinishedAttempts(
+  db: Db,
+  window: { now: number; untouchedSince: number; createdSince: number },
+  limit: number,
+): Promise<Attempt[]> {
+  return db
+    .selectFrom('payment_attempts')
+    .selectAll()
+    .where('status', 'in', ['pending', 'charged'])
+    .where('updated_at', '<=', window.untouchedSince)
+    .where('created_at', '>=', window.createdSince)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', window.now)]))
+    .orderBy('created_at')
+    .limit(limit)
+    .execute();
+}

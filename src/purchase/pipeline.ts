@@ -1,0 +1,313 @@
+import { findSellableItem, type PlanId, type TermLength } from '../catalog/index.ts';
+import type { Db } from '../db/schema.ts';
+import { inTransaction } from '../db/transaction.ts';
+import type { PaymentProvider } from '../psp/index.ts';
+import type { Clock } from '../shared/clock.ts';
+import { sha256Hex } from '../shared/ids.ts';
+import { provisionWorkspace } from '../workspace/index.ts';
+import {
+  type Attempt,
+  claimCharge,
+  claimProvisioning,
+  findAttempt,
+  findAttemptByKey,
+  findOrder,
+  insertOrder,
+  type OrderRow,
+  recordAttempt,
+  updatePendingAttempt,
+} from './attempts.ts';
+import { type Failpoints, noFailpoints, SimulatedCrash } from './failpoints.ts';
+
+export interface PurchaseLogger {
+  warn(object: object, message: string): void;
+  error(object: object, message: string): void;
+}
+
+export interface PurchaseDeps {
+  db: Db;
+  clock: Clock;
+  psp: PaymentProvider;
+  baseUrl: string;
+  logger: PurchaseLogger;
+  failpoints?: Failpoints;
+  /** How long one request may hold an attempt while it calls the provider (SDK timeout x retries). */
+  chargeLeaseMs?: number;
+}
+
+export interface Buyer {
+  email: string;
+  name?: string;
+  companyName?: string;
+}
+
+export interface PurchaseRequest {
+  /** Derived by the channel from its own handle: session and attempt number, or MPP challenge id. */
+  attemptKey: string;
+  channel: 'acp' | 'ucp' | 'mpp';
+  itemId: string;
+  buyer: Buyer;
+  /** The shared payment token. */
+  token: string;
+}
+
+export interface Order {
+  id: string;
+  channel: string;
+  itemId: string;
+  plan: PlanId;
+  term: TermLength;
+  amount: number;
+  currency: 'usd';
+  buyerEmail: string;
+  paymentIntentId: string;
+  workspaceId: string;
+  termStartsAt: Date;
+  termEndsAt: Date;
+  createdAt: Date;
+}
+
+/** Every way a purchase can end; channels translate these into their wire formats. */
+export type PurchaseOutcome =
+  | { kind: 'completed'; order: Order }
+  | { kind: 'declined'; code: string; message: string }
+  /** Another request is charging this attempt right now. */
+  | { kind: 'in_progress'; retryAfterSeconds: number }
+  /** The provider could not be reached or answered ambiguously; repeat the same request. */
+  | { kind: 'payment_unknown'; retryAfterSeconds: number }
+  /** The money is taken but the workspace is not set up yet; repeating the request finishes it. */
+  | { kind: 'setup_pending'; retryAfterSeconds: number }
+  /** The provider refused the request itself (not the card); nothing was charged. */
+  | { kind: 'failed'; message: string }
+  | { kind: 'rejected'; code: 'unknown_item' | 'not_sellable' | 'attempt_conflict'; message: string };
+
+const DEFAULT_CHARGE_LEASE_MS = 90_000;
+
+/**
+ * The one purchase pipeline of all three channels: record the attempt, charge it once under a
+ * deterministic idempotency key, record the outcome, then provision order, workspace, invitation
+ * and email in one transaction. Every step is idempotent, so repeating the request (or
+ * `resumePurchase`) after a crash anywhere finishes the purchase without a second charge.
+ */
+export async function purchase(deps: PurchaseDeps, request: PurchaseRequest): Promise<PurchaseOutcome> {
+  const found = findSellableItem(request.itemId);
+  if (!found.ok) {
+    const message =
+      found.error.code === 'unknown_item' ? `No item ${request.itemId} is for sale.` : found.error.reason;
+    return { kind: 'rejected', code: found.error.code, message };
+  }
+  const attempt = await recordAttempt(deps.db, deps.clock.now(), {
+    attemptKey: request.attemptKey,
+    channel: request.channel,
+    item: found.value,
+    buyer: request.buyer,
+    token: request.token,
+  });
+  if (attempt.item_id !== request.itemId || attempt.token_hash !== sha256Hex(request.token)) {
+    return {
+      kind: 'rejected',
+      code: 'attempt_conflict',
+      message: 'This payment attempt was already made with another item or token.',
+    };
+  }
+  await failpoints(deps).hit('after_attempt_recorded');
+  return advance(deps, attempt, request.token);
+}
+
+/** Finishes an interrupted purchase from what was recorded; undefined if no such attempt exists. */
+export async function resumePurchase(
+  deps: PurchaseDeps,
+  attemptKey: string,
+): Promise<PurchaseOutcome | undefined> {
+  const attempt = await findAttemptByKey(deps.db, attemptKey);
+  return attempt ? advance(deps, attempt, attempt.token) : undefined;
+}
+
+async function advance(deps: PurchaseDeps, attempt: Attempt, token: string | null): Promise<PurchaseOutcome> {
+  switch (attempt.status) {
+    case 'completed':
+      return completedOutcome(deps.db, attempt);
+    case 'declined':
+      return {
+        kind: 'declined',
+        code: attempt.decline_code ?? 'card_declined',
+        message: attempt.decline_message ?? '',
+      };
+    case 'failed':
+      return { kind: 'failed', message: attempt.last_error ?? 'The payment provider refused the request.' };
+    case 'charged':
+      return provision(deps, attempt);
+    case 'pending':
+      if (token === null) throw new Error(`pending attempt ${attempt.id} has no token to charge`);
+      return charge(deps, attempt, token);
+  }
+}
+
+async function charge(deps: PurchaseDeps, attempt: Attempt, token: string): Promise<PurchaseOutcome> {
+  const leaseMs = deps.chargeLeaseMs ?? DEFAULT_CHARGE_LEASE_MS;
+  const now = deps.clock.now().getTime();
+  if (!(await claimCharge(deps.db, attempt.id, now, now + leaseMs))) {
+    return { kind: 'in_progress', retryAfterSeconds: 1 };
+  }
+  const outcome = await deps.psp.charge({
+    amount: attempt.amount,
+    currency: attempt.currency,
+    token,
+    idempotencyKey: attempt.psp_idempotency_key,
+    metadata: {
+      order_id: attempt.order_id,
+      payment_attempt_id: attempt.id,
+      channel: attempt.channel,
+      item_id: attempt.item_id,
+    },
+  });
+  await failpoints(deps).hit('after_charge');
+  const at = deps.clock.now().getTime();
+
+  switch (outcome.status) {
+    case 'succeeded': {
+      await updatePendingAttempt(deps.db, attempt.id, at, {
+        status: 'charged',
+        payment_intent_id: outcome.paymentIntentId,
+        charged_at: at,
+        token: null,
+        last_error: null,
+      });
+      await failpoints(deps).hit('after_charge_recorded');
+      const charged = await findAttempt(deps.db, attempt.id);
+      if (!charged) throw new Error(`payment attempt ${attempt.id} vanished`);
+      return advance(deps, charged, null);
+    }
+    case 'declined':
+      await updatePendingAttempt(deps.db, attempt.id, at, {
+        status: 'declined',
+        decline_code: outcome.declineCode,
+        decline_message: outcome.message,
+        token: null,
+      });
+      return { kind: 'declined', code: outcome.declineCode, message: outcome.message };
+    case 'requires_action': {
+      const message = 'The card requires 3-D Secure authentication, which this checkout cannot perform.';
+      await updatePendingAttempt(deps.db, attempt.id, at, {
+        status: 'declined',
+        decline_code: 'requires_3ds',
+        decline_message: message,
+        token: null,
+      });
+      return { kind: 'declined', code: 'requires_3ds', message };
+    }
+    case 'failed':
+      if (outcome.retryable) {
+        deps.logger.warn(
+          { attemptId: attempt.id, reason: outcome.reason },
+          'charge outcome unknown; will retry',
+        );
+        await updatePendingAttempt(deps.db, attempt.id, at, { last_error: outcome.reason });
+        return { kind: 'payment_unknown', retryAfterSeconds: 2 };
+      }
+      deps.logger.error(
+        { attemptId: attempt.id, reason: outcome.reason },
+        'payment provider refused the request',
+      );
+      await updatePendingAttempt(deps.db, attempt.id, at, {
+        status: 'failed',
+        last_error: outcome.reason,
+        token: null,
+      });
+      return { kind: 'failed', message: 'The payment provider refused the request; nothing was charged.' };
+  }
+}
+
+/** Order, workspace, invitation and email in one transaction; idempotent on the attempt. */
+async function provision(deps: PurchaseDeps, attempt: Attempt): Promise<PurchaseOutcome> {
+  const { db, clock } = deps;
+  try {
+    await inTransaction(db, async (trx) => {
+      const now = clock.now().getTime();
+      if (!(await claimProvisioning(trx, attempt.id, now))) return;
+      if (attempt.payment_intent_id === null || attempt.charged_at === null) {
+        throw new Error(`charged attempt ${attempt.id} has no payment intent`);
+      }
+      const { workspace } = await provisionWorkspace(
+        trx,
+        {
+          name: workspaceName(attempt),
+          plan: attempt.plan,
+          ownerEmail: attempt.buyer_email,
+          term: {
+            term: attempt.term,
+            startsAt: new Date(attempt.charged_at),
+            channel: attempt.channel,
+            orderId: attempt.order_id,
+          },
+        },
+        { clock, baseUrl: deps.baseUrl },
+      );
+      const term = workspace.currentTerm;
+      if (!term) throw new Error(`workspace ${workspace.id} was provisioned without a term`);
+      await insertOrder(trx, {
+        id: attempt.order_id,
+        attempt_id: attempt.id,
+        channel: attempt.channel,
+        item_id: attempt.item_id,
+        plan: attempt.plan,
+        term: attempt.term,
+        amount: attempt.amount,
+        currency: attempt.currency,
+        buyer_email: attempt.buyer_email,
+        payment_intent_id: attempt.payment_intent_id,
+        workspace_id: workspace.id,
+        term_starts_at: term.startsAt.getTime(),
+        term_ends_at: term.endsAt.getTime(),
+        created_at: now,
+      });
+      await failpoints(deps).hit('before_provisioning_commit');
+    });
+  } catch (error) {
+    if (error instanceof SimulatedCrash) throw error;
+    deps.logger.error(
+      { err: error, attemptId: attempt.id },
+      'provisioning failed after the charge; will retry',
+    );
+    return { kind: 'setup_pending', retryAfterSeconds: 2 };
+  }
+  await failpoints(deps).hit('after_provisioning');
+  const current = await findAttempt(db, attempt.id);
+  return current?.status === 'completed'
+    ? completedOutcome(db, current)
+    : { kind: 'setup_pending', retryAfterSeconds: 1 };
+}
+
+async function completedOutcome(db: Db, attempt: Attempt): Promise<PurchaseOutcome> {
+  const order = await findOrder(db, attempt.order_id);
+  if (!order) throw new Error(`completed attempt ${attempt.id} has no order`);
+  return { kind: 'completed', order: toOrder(order) };
+}
+
+export function toOrder(row: OrderRow): Order {
+  return {
+    id: row.id,
+    channel: row.channel,
+    itemId: row.item_id,
+    plan: row.plan,
+    term: row.term,
+    amount: row.amount,
+    currency: row.currency,
+    buyerEmail: row.buyer_email,
+    paymentIntentId: row.payment_intent_id,
+    workspaceId: row.workspace_id,
+    termStartsAt: new Date(row.term_starts_at),
+    termEndsAt: new Date(row.term_ends_at),
+    createdAt: new Date(row.created_at),
+  };
+}
+
+function workspaceName(attempt: Attempt): string {
+  if (attempt.company_name) return attempt.company_name;
+  if (attempt.buyer_name) return `${attempt.buyer_name}'s workspace`;
+  return `Workspace for ${attempt.buyer_email}`;
+}
+
+function failpoints(deps: PurchaseDeps): Failpoints {
+  return deps.failpoints ?? noFailpoints;
+}

@@ -1,0 +1,60 @@
+import type { PlanId, TermLength } from '../catalog/index.ts';
+
+/**
+ * - `pending`: recorded; the charge has not been made or its outcome is not known yet.
+ * - `charged`: the provider took the money; provisioning is owed.
+ * - `completed`: order, workspace, invitation and its email are committed.
+ * - `declined`: refused by the provider (including 3-D Secure required); nothing was charged.
+ * - `failed`: the provider rejected the request itself (configuration, bug); nothing was charged.
+ */
+export type AttemptStatus = 'pending' | 'charged' | 'completed' | 'declined' | 'failed';
+
+/** One try to pay for one item with one token, under the key the channel derives from its own handle. */
+export interface PaymentAttemptsTable {
+  id: string;
+  attempt_key: string;
+  channel: string;
+  item_id: string;
+  plan: PlanId;
+  term: TermLength;
+  amount: number;
+  currency: 'usd';
+  buyer_email: string;
+  buyer_name: string | null;
+  company_name: string | null;
+  /** SHA-256 of the token: the same attempt key with another token is a different request. */
+  token_hash: string;
+  /** Kept only while the outcome is unknown, so recovery can ask the provider again; erased after. */
+  token: string | null;
+  /** Assigned up front so the provider's metadata names the order the charge pays for. */
+  order_id: string;
+  psp_idempotency_key: string;
+  status: AttemptStatus;
+  /** While set in the future, one request is charging this attempt; others wait. */
+  locked_until: number | null;
+  payment_intent_id: string | null;
+  /** When the provider confirmed the charge; the term starts here. */
+  charged_at: number | null;
+  decline_code: string | null;
+  decline_message: string | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface OrdersTable {
+  id: string;
+  attempt_id: string;
+  channel: string;
+  item_id: string;
+  plan: PlanId;
+  term: TermLength;
+  amount: number;
+  currency: 'usd';
+  buyer_email: string;
+  payment_intent_id: string;
+  workspace_id: string;
+  term_starts_at: number;
+  term_ends_at: number;
+  created_at: number;
+}

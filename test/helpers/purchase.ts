@@ -1,0 +1,129 @@
+import type { TestContext } from 'node:test';
+import { createSmtpTransport } from '../../src/mail/index.ts';
+import { createStripeAdapter } from '../../src/psp/index.ts';
+import { type RunningPspSandbox, startPspSandbox } from '../../src/psp/sandbox/main.ts';
+import type { Failpoints, PurchaseRequest } from '../../src/purchase/index.ts';
+import { ManualClock } from '../../src/shared/clock.ts';
+import { startTestRuntime, type TestRuntime } from './runtime.ts';
+import { startTestSmtpServer, type TestSmtpServer } from './smtp.ts';
+
+export const SANDBOX_KEY = 'sk_test_purchase_suite';
+export const API_VERSION = '2026-07-29.preview';
+
+export interface PurchaseFixture {
+  runtime: TestRuntime;
+  sandbox: RunningPspSandbox;
+  smtp: TestSmtpServer;
+  clock: ManualClock;
+  mintToken(options?: MintOptions): Promise<string>;
+  /** Runs the job queue (invitation emails) and waits until the SMTP peer has `count` messages. */
+  deliverMail(): Promise<void>;
+  counts(): Promise<{
+    paymentIntents: number;
+    succeeded: number;
+    orders: number;
+    workspaces: number;
+    emails: number;
+  }>;
+}
+
+export interface MintOptions {
+  paymentMethod?: string;
+  maxAmount?: number;
+  currency?: string;
+  expiresInSeconds?: number;
+}
+
+/**
+ * A service on a fresh database wired to the PSP sandbox (through the real SDK over HTTP) and to a
+ * real SMTP peer; sandbox and service share one manual clock.
+ */
+export async function startPurchaseFixture(
+  t: TestContext,
+  options: { failpoints?: Failpoints; maxNetworkRetries?: number } = {},
+): Promise<PurchaseFixture> {
+  const clock = new ManualClock('2026-03-01T12:00:00.000Z');
+  const sandbox = await startPspSandbox({ secretKey: SANDBOX_KEY, now: () => clock.now() });
+  t.after(() => sandbox.close());
+  const smtp = await startTestSmtpServer();
+  t.after(() => smtp.close());
+  const runtime = await startTestRuntime(t, {
+    clock,
+    mailTransport: createSmtpTransport(smtp.url),
+    paymentProvider: createStripeAdapter({
+      secretKey: SANDBOX_KEY,
+      apiBase: new URL(sandbox.url),
+      apiVersion: API_VERSION,
+      maxNetworkRetries: options.maxNetworkRetries ?? 2,
+    }),
+    failpoints: options.failpoints,
+  });
+
+  return {
+    runtime,
+    sandbox,
+    smtp,
+    clock,
+    mintToken: (mint = {}) => mintToken(sandbox.url, clock, mint),
+    async deliverMail() {
+      await runtime.jobs.drain();
+    },
+    async counts() {
+      const db = runtime.database.db;
+      const count = async (table: 'orders' | 'workspaces') =>
+        Number(
+          (
+            await db
+              .selectFrom(table)
+              .select((eb) => eb.fn.countAll().as('n'))
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
+      const intents = sandbox.state.listPaymentIntents();
+      return {
+        paymentIntents: intents.length,
+        succeeded: intents.filter((pi) => pi.status === 'succeeded').length,
+        orders: await count('orders'),
+        workspaces: await count('workspaces'),
+        emails: smtp.received.length,
+      };
+    },
+  };
+}
+
+export async function mintToken(
+  sandboxUrl: string,
+  clock: ManualClock,
+  options: MintOptions = {},
+): Promise<string> {
+  const form = new URLSearchParams({
+    payment_method: options.paymentMethod ?? 'pm_card_visa',
+    'usage_limits[currency]': options.currency ?? 'usd',
+    'usage_limits[max_amount]': String(options.maxAmount ?? 1_999_000),
+    'usage_limits[expires_at]': String(
+      Math.floor(clock.now().getTime() / 1000) + (options.expiresInSeconds ?? 3600),
+    ),
+  });
+  const response = await fetch(`${sandboxUrl}/v1/test_helpers/shared_payment/granted_tokens`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${SANDBOX_KEY}`, 'content-type': 'application/x-www-form-urlencoded' },
+    body: form,
+  });
+  const body = (await response.json()) as { id: string };
+  if (response.status !== 200) throw new Error(`minting failed: ${JSON.stringify(body)}`);
+  return body.id;
+}
+
+let attemptCounter = 0;
+
+export function purchaseRequest(token: string, overrides: Partial<PurchaseRequest> = {}): PurchaseRequest {
+  attemptCounter++;
+  return {
+    attemptKey: `test:attempt-${attemptCounter}`,
+    channel: 'mpp',
+    itemId: 'svc-pro-monthly',
+    buyer: { email: 'buyer@example.com' },
+    token,
+    ...overrides,
+  };
+}
