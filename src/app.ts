@@ -1,10 +1,15 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
-import type { LoggerOptions } from 'pino';
+import { acpChannel } from './channels/acp/index.ts';
+import type { ChannelContext } from './channels/context.ts';
+import { ucpChannel } from './channels/ucp/index.ts';
+import type { CheckoutDeps } from './checkout/index.ts';
 import type { Config } from './config.ts';
 import type { DatabaseHandle } from './db/database.ts';
+import { registerDiscoveryRoutes } from './discovery/index.ts';
 import { registerHttpBasics, requestIdFrom } from './http/basics.ts';
 import { registerHealthRoutes } from './http/health.ts';
+import { createMemoryRateLimiter } from './http/rate-limit.ts';
 import { registerDevMailboxRoutes } from './mail/dev-mailbox.routes.ts';
 import type { MailTransport } from './mail/index.ts';
 import type { Clock } from './shared/clock.ts';
@@ -14,30 +19,35 @@ export interface AppDeps {
   database: DatabaseHandle;
   clock: Clock;
   mailTransport: MailTransport;
-  /** Pino options, a ready logger (tests capture lines), or false for none. */
-  logger: LoggerOptions | FastifyBaseLogger | false;
+  logger: FastifyBaseLogger;
+  checkout: CheckoutDeps;
 }
 
 /** Builds the HTTP application from the modules; `main.ts` boots it, tests inject into it. */
 export function buildApp(deps: AppDeps): FastifyInstance {
   const app = Fastify({
-    ...(isLoggerInstance(deps.logger) ? { loggerInstance: deps.logger } : { logger: deps.logger }),
+    loggerInstance: deps.logger,
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: requestIdFrom,
     bodyLimit: deps.config.bodyLimitBytes,
     return503OnClosing: true,
+    trustProxy: deps.config.trustProxy,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerHttpBasics(app, { https: deps.config.baseUrl.startsWith('https:') });
   registerHealthRoutes(app, deps.database);
+  registerDiscoveryRoutes(app, deps.config);
+  const channel: ChannelContext = {
+    checkout: deps.checkout,
+    config: deps.config,
+    limiter: createMemoryRateLimiter(deps.config.rateLimit),
+  };
+  app.register(acpChannel, { prefix: '/api/acp', ...channel });
+  app.register(ucpChannel, { prefix: '/api/ucp/v1', ...channel });
   if (deps.mailTransport.kind === 'dev-mailbox' && deps.config.env !== 'production') {
     registerDevMailboxRoutes(app, deps.database.db);
   }
   return app;
-}
-
-function isLoggerInstance(logger: AppDeps['logger']): logger is FastifyBaseLogger {
-  return typeof logger === 'object' && typeof (logger as FastifyBaseLogger).child === 'function';
 }

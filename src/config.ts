@@ -22,6 +22,10 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   bodyLimitBytes: number;
   jobPollIntervalMs: number;
+  /** Requests per client IP and window on each public surface (checkout channels). */
+  rateLimit: { max: number; windowMs: number };
+  /** Behind a load balancer: take the client IP from X-Forwarded-For. */
+  trustProxy: boolean;
 }
 
 /** A configuration problem, phrased as the one line an operator needs to fix it. */
@@ -154,5 +158,10 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     bodyLimitBytes: readInteger(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
     jobPollIntervalMs: readInteger(env, 'JOB_POLL_INTERVAL_MS', 1000, 10, 60_000),
+    rateLimit: {
+      max: readInteger(env, 'RATE_LIMIT_MAX', 300, 1, 1_000_000_000),
+      windowMs: readInteger(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1000, 3_600_000),
+    },
+    trustProxy: readChoice(env, 'TRUST_PROXY', ['true', 'false'], 'false') === 'true',
   };
 }

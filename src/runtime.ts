@@ -1,8 +1,11 @@
-import type { FastifyInstance } from 'fastify';
-import { type AppDeps, buildApp } from './app.ts';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import pino, { type LoggerOptions } from 'pino';
+import { buildApp } from './app.ts';
+import { type CheckoutDeps, expireSessions } from './checkout/index.ts';
 import type { Config } from './config.ts';
 import { type DatabaseHandle, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
+import { deleteExpiredKeys } from './idempotency/index.ts';
 import { deleteFinishedJobs, type JobLogger, JobRunner } from './jobs/index.ts';
 import {
   createDevMailboxTransport,
@@ -16,6 +19,13 @@ import { type Failpoints, type PurchaseDeps, recoverUnfinishedPurchases } from '
 import { type Clock, DAY_MS, MINUTE_MS, systemClock } from './shared/clock.ts';
 import { endElapsedTerms } from './workspace/index.ts';
 
+function loggerFrom(option: RuntimeOptions['logger']): FastifyBaseLogger {
+  if (option === undefined) return pino({ level: 'silent' });
+  return typeof (option as FastifyBaseLogger).child === 'function'
+    ? (option as FastifyBaseLogger)
+    : pino(option);
+}
+
 export interface Runtime {
   config: Config;
   clock: Clock;
@@ -25,6 +35,7 @@ export interface Runtime {
   app: FastifyInstance;
   /** What every checkout channel hands to the purchase pipeline. */
   purchases: PurchaseDeps;
+  checkout: CheckoutDeps;
   /** Migrations applied by this start (empty when the schema was already current). */
   appliedMigrations: string[];
   close(): Promise<void>;
@@ -32,7 +43,8 @@ export interface Runtime {
 
 export interface RuntimeOptions {
   clock?: Clock;
-  logger?: AppDeps['logger'];
+  /** Pino options, a ready logger (tests capture lines), or nothing for silence. */
+  logger?: LoggerOptions | FastifyBaseLogger;
   /** Tests pass an open database (e.g. an isolated PostgreSQL schema). */
   database?: DatabaseHandle;
   mailTransport?: MailTransport;
@@ -63,15 +75,17 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     options.mailTransport ??
     (config.smtpUrl ? createSmtpTransport(config.smtpUrl) : createDevMailboxTransport(database.db, clock));
 
-  const app = buildApp({ config, database, clock, mailTransport, logger: options.logger ?? false });
+  const logger = loggerFrom(options.logger);
   const purchases: PurchaseDeps = {
     db: database.db,
     clock,
     psp: options.paymentProvider ?? paymentProviderFor(config),
     baseUrl: config.baseUrl,
-    logger: app.log,
+    logger,
     failpoints: options.failpoints,
   };
+  const checkout: CheckoutDeps = { db: database.db, clock, purchases };
+  const app = buildApp({ config, database, clock, mailTransport, logger, checkout });
   const jobs = new JobRunner({
     db: database.db,
     dialect: database.dialect,
@@ -105,6 +119,16 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         },
       },
       {
+        name: 'checkout.expire-sessions',
+        intervalMs: MINUTE_MS,
+        run: async () => void (await expireSessions(checkout)),
+      },
+      {
+        name: 'idempotency.delete-expired-keys',
+        intervalMs: 15 * MINUTE_MS,
+        run: () => deleteExpiredKeys(database.db, clock),
+      },
+      {
         name: 'jobs.delete-finished',
         intervalMs: 60 * MINUTE_MS,
         run: () => deleteFinishedJobs(database.db, new Date(clock.now().getTime() - 7 * DAY_MS)),
@@ -120,6 +144,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     jobs,
     app,
     purchases,
+    checkout,
     appliedMigrations,
     async close() {
       await app.close();

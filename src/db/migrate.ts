@@ -2,11 +2,13 @@ import type { Kysely } from 'kysely';
 import { type Migration, type MigrationResult, Migrator } from 'kysely/migration';
 import * as foundation from './migrations/0001_foundation.ts';
 import * as purchase from './migrations/0002_purchase.ts';
+import * as checkout from './migrations/0003_checkout.ts';
 
 /** The one ordered set of migrations, for both dialects. Append only; never edit a shipped one. */
 export const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
   '0002_purchase': purchase,
+  '0003_checkout': checkout,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema

@@ -1,4 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
+import type { CheckoutSessionsTable } from '../checkout/checkout.table.ts';
+import type { IdempotencyKeysTable } from '../idempotency/idempotency.table.ts';
 import type { JobsTable } from '../jobs/jobs.table.ts';
 import type { DevMailboxTable, MailMessagesTable } from '../mail/mail.table.ts';
 import type { OrdersTable, PaymentAttemptsTable } from '../purchase/purchase.table.ts';
@@ -20,6 +22,8 @@ export interface Database {
   workspace_invitations: WorkspaceInvitationsTable;
   payment_attempts: PaymentAttemptsTable;
   orders: OrdersTable;
+  idempotency_keys: IdempotencyKeysTable;
+  checkout_sessions: CheckoutSessionsTable;
 }
 
 export type Db = Kysely<Database>;

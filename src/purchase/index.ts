@@ -6,7 +6,10 @@ export {
   SimulatedCrash,
 } from './failpoints.ts';
 export {
+  type AttemptState,
+  attemptState,
   type Buyer,
+  getOrder,
   type Order,
   type PurchaseDeps,
   type PurchaseLogger,

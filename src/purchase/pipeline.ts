@@ -114,6 +114,18 @@ export async function purchase(deps: PurchaseDeps, request: PurchaseRequest): Pr
   return advance(deps, attempt, request.token);
 }
 
+export type AttemptState = 'pending' | 'charged' | 'completed' | 'declined' | 'failed';
+
+/** Where an attempt stands, without acting on it; undefined if nothing was recorded under the key. */
+export async function attemptState(db: Db, attemptKey: string): Promise<AttemptState | undefined> {
+  return (await findAttemptByKey(db, attemptKey))?.status;
+}
+
+export async function getOrder(db: Db, orderId: string): Promise<Order | undefined> {
+  const row = await findOrder(db, orderId);
+  return row ? toOrder(row) : undefined;
+}
+
 /** Finishes an interrupted purchase from what was recorded; undefined if no such attempt exists. */
 export async function resumePurchase(
   deps: PurchaseDeps,

@@ -1,0 +1,71 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Db } from '../db/schema.ts';
+import {
+  checkIdempotencyKey,
+  type KeyProblem,
+  runIdempotently,
+  type StoredResponse,
+} from '../idempotency/index.ts';
+import type { Clock } from '../shared/clock.ts';
+import { sha256Hex } from '../shared/ids.ts';
+
+/** How a channel words the idempotency failures in its own error format. */
+export interface IdempotencyErrors {
+  /** 400: the Idempotency-Key header is missing, shorter than 16 or longer than 255 characters. */
+  badKey(problem: KeyProblem): StoredResponse;
+  /** The key was used before with another body (ACP 422, UCP 409). */
+  conflict(): StoredResponse;
+  /** The first request with this key is still running (409; Retry-After is set here). */
+  inFlight(retryAfterSeconds: number): StoredResponse;
+}
+
+export interface IdempotentRoute {
+  channel: 'acp' | 'ucp';
+  /** The session the route acts on (its public id; only a hash enters the scope). */
+  sessionId?: string;
+  errors: IdempotencyErrors;
+}
+
+/**
+ * Answers a state-changing request at most once per Idempotency-Key: the key is scoped to the
+ * channel, the route and the session; a repeat with the same body replays the stored status and
+ * body with `Idempotent-Replayed: true`; the key is echoed on every answer.
+ */
+export async function sendIdempotently(
+  deps: { db: Db; clock: Clock },
+  request: FastifyRequest,
+  reply: FastifyReply,
+  route: IdempotentRoute,
+  handle: () => Promise<StoredResponse>,
+): Promise<FastifyReply> {
+  const header = request.headers['idempotency-key'];
+  const key = Array.isArray(header) ? header[0] : header;
+  const problem = checkIdempotencyKey(key);
+  if (problem || key === undefined) return send(reply, route.errors.badKey(problem ?? 'missing'));
+  reply.header('idempotency-key', key);
+
+  const scope = [
+    route.channel,
+    request.method,
+    request.routeOptions.url,
+    route.sessionId ? sha256Hex(route.sessionId) : '-',
+  ].join(' ');
+  const outcome = await runIdempotently(deps, { scope, key, body: request.body }, handle);
+  switch (outcome.kind) {
+    case 'fresh':
+      return send(reply, outcome.response);
+    case 'replayed':
+      reply.header('idempotent-replayed', 'true');
+      return send(reply, outcome.response);
+    case 'conflict':
+      return send(reply, route.errors.conflict());
+    case 'in_flight':
+      reply.header('retry-after', String(outcome.retryAfterSeconds));
+      return send(reply, route.errors.inFlight(outcome.retryAfterSeconds));
+  }
+}
+
+function send(reply: FastifyReply, response: StoredResponse): FastifyReply {
+  for (const [name, value] of Object.entries(response.headers ?? {})) reply.header(name, value);
+  return reply.code(response.status).send(response.body);
+}

@@ -1,0 +1,16 @@
+export type { SessionStatus } from './checkout.table.ts';
+export {
+  type Channel,
+  type CheckoutDeps,
+  type CheckoutError,
+  type CheckoutSession,
+  cancelSession,
+  completeSession,
+  createSession,
+  expireSessions,
+  getSession,
+  SESSION_LIFETIME_MS,
+  type SessionBuyer,
+  type SessionChanges,
+  updateSession,
+} from './service.ts';

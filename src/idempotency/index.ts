@@ -1,0 +1,13 @@
+export {
+  checkIdempotencyKey,
+  deleteExpiredKeys,
+  fingerprintOf,
+  type IdempotencyOutcome,
+  type IdempotentRequest,
+  KEY_RETENTION_MS,
+  type KeyProblem,
+  MAX_KEY_LENGTH,
+  MIN_KEY_LENGTH,
+  runIdempotently,
+  type StoredResponse,
+} from './store.ts';
