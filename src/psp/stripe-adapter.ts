@@ -80,6 +80,11 @@ export function createStripeAdapter(options: StripeAdapterOptions): PaymentProvi
   };
 }
 
+/** Provider messages may quote the token; they are stored and shown, so the token is cut out. */
+function withoutToken(message: string): string {
+  return message.replace(/spt_[A-Za-z0-9_]+/g, 'spt_…');
+}
+
 function outcomeOf(intent: Stripe.PaymentIntent): ChargeOutcome {
   switch (intent.status) {
     case 'succeeded':
@@ -96,7 +101,7 @@ function outcomeOf(intent: Stripe.PaymentIntent): ChargeOutcome {
         status: 'declined',
         declineCode:
           intent.last_payment_error?.decline_code ?? intent.last_payment_error?.code ?? 'card_declined',
-        message: intent.last_payment_error?.message ?? 'The card was declined.',
+        message: withoutToken(intent.last_payment_error?.message ?? 'The card was declined.'),
         paymentIntentId: intent.id,
       };
     default:
@@ -111,7 +116,7 @@ function outcomeOfError(error: unknown): ChargeOutcome {
     return {
       status: 'declined',
       declineCode: error.decline_code || error.code || 'card_declined',
-      message: error.message,
+      message: withoutToken(error.message),
       paymentIntentId: error.payment_intent?.id,
     };
   }
@@ -119,19 +124,23 @@ function outcomeOfError(error: unknown): ChargeOutcome {
     return {
       status: 'failed',
       retryable: false,
-      reason: `idempotency key reused with other parameters: ${error.message}`,
+      reason: `idempotency key reused with other parameters: ${withoutToken(error.message)}`,
     };
   }
   if (error instanceof Stripe.errors.StripeInvalidRequestError) {
     const aboutToken =
       error.param?.includes('shared_payment_granted_token') || TOKEN_REFUSALS.has(error.code ?? '');
     if (aboutToken) {
-      return { status: 'declined', declineCode: error.code ?? 'invalid_token', message: error.message };
+      return {
+        status: 'declined',
+        declineCode: error.code ?? 'invalid_token',
+        message: withoutToken(error.message),
+      };
     }
     return {
       status: 'failed',
       retryable: false,
-      reason: `the provider rejected the request: ${error.message}`,
+      reason: `the provider rejected the request: ${withoutToken(error.message)}`,
     };
   }
   if (
@@ -141,12 +150,12 @@ function outcomeOfError(error: unknown): ChargeOutcome {
     return {
       status: 'failed',
       retryable: false,
-      reason: `the provider refused our credentials: ${error.message}`,
+      reason: `the provider refused our credentials: ${withoutToken(error.message)}`,
     };
   }
   if (error instanceof Stripe.errors.StripeError) {
     // Connection errors, rate limits, 409 (same key in flight) and 5xx: the outcome is unknown.
-    return { status: 'failed', retryable: true, reason: `${error.type}: ${error.message}` };
+    return { status: 'failed', retryable: true, reason: `${error.type}: ${withoutToken(error.message)}` };
   }
   throw error;
 }
