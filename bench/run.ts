@@ -1,3 +1,4 @@
+import { benchAcpPurchase } from './acp-purchase.ts';
 import { benchHealthz } from './healthz.ts';
 import { benchPurchase } from './purchase.ts';
 
@@ -5,6 +6,7 @@ import { benchPurchase } from './purchase.ts';
 const benchmarks: Record<string, () => Promise<void>> = {
   healthz: benchHealthz,
   purchase: benchPurchase,
+  'acp-purchase': benchAcpPurchase,
 };
 
 const selected = process.argv.slice(2);

@@ -1,0 +1,118 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { sql } from 'kysely';
+import { loadConfig } from '../src/config.ts';
+import { type DatabaseHandle, openDatabase } from '../src/db/database.ts';
+import { createStripeAdapter } from '../src/psp/index.ts';
+import { type RunningPspSandbox, startPspSandbox } from '../src/psp/sandbox/main.ts';
+import { createRuntime, type Runtime } from '../src/runtime.ts';
+import { report } from './harness.ts';
+
+const SANDBOX_KEY = 'sk_test_bench';
+export const PURCHASES = Number(process.env.BENCH_PURCHASES ?? 2000);
+export const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+
+export interface BenchService {
+  runtime: Runtime;
+  sandbox: RunningPspSandbox;
+  /** The service's own address, listening on loopback. */
+  url: string;
+  /** Mints `count` shared payment tokens good for `maxAmount`. */
+  mintTokens(count: number, maxAmount: number): Promise<string[]>;
+}
+
+/** Runs `measure` against a fresh service on SQLite, then on PostgreSQL when one is reachable. */
+export async function onBothDialects(name: string, measure: (service: BenchService) => Promise<Record<string, unknown>>) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'svc-bench-'));
+  try {
+    await withService(openDatabase({ kind: 'sqlite', file: path.join(dir, 'bench.sqlite') }), async (service) =>
+      report(name, { dialect: 'sqlite', ...(await measure(service)) }),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  const url = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const schema = `bench_${randomBytes(4).toString('hex')}`;
+  const admin = openDatabase({ kind: 'postgres', url });
+  try {
+    await sql`create schema ${sql.id(schema)}`.execute(admin.db);
+  } catch (error) {
+    report(name, { dialect: 'postgres', skipped: `no PostgreSQL at BENCH_DATABASE_URL (${(error as Error).message})` });
+    await admin.close();
+    return;
+  }
+  try {
+    await withService(openDatabase({ kind: 'postgres', url }, { searchPath: schema }), async (service) =>
+      report(name, { dialect: 'postgres', ...(await measure(service)) }),
+    );
+  } finally {
+    await sql`drop schema ${sql.id(schema)} cascade`.execute(admin.db);
+    await admin.close();
+  }
+}
+
+async function withService(database: DatabaseHandle, use: (service: BenchService) => Promise<void>): Promise<void> {
+  const sandbox = await startPspSandbox({ secretKey: SANDBOX_KEY });
+  const config = loadConfig({ NODE_ENV: 'production', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '1000000000' });
+  const runtime = await createRuntime(config, {
+    database,
+    paymentProvider: createStripeAdapter({
+      secretKey: SANDBOX_KEY,
+      apiBase: new URL(sandbox.url),
+      apiVersion: config.psp.apiVersion,
+    }),
+  });
+  try {
+    const url = await runtime.app.listen({ host: '127.0.0.1', port: 0 });
+    await use({ runtime, sandbox, url, mintTokens: (count, maxAmount) => mintTokens(sandbox.url, count, maxAmount) });
+  } finally {
+    await runtime.close();
+    await sandbox.close();
+    await database.close();
+  }
+}
+
+async function mintTokens(sandboxUrl: string, count: number, maxAmount: number): Promise<string[]> {
+  const mintOne = async () => {
+    const response = await fetch(`${sandboxUrl}/v1/test_helpers/shared_payment/granted_tokens`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${SANDBOX_KEY}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        payment_method: 'pm_card_visa',
+        'usage_limits[currency]': 'usd',
+        'usage_limits[max_amount]': String(maxAmount),
+      }),
+    });
+    return ((await response.json()) as { id: string }).id;
+  };
+  const tokens: string[] = [];
+  for (let i = 0; i < count; i += 100) {
+    tokens.push(...(await Promise.all(Array.from({ length: Math.min(100, count - i) }, mintOne))));
+  }
+  return tokens;
+}
+
+/** Runs `count` purchases with `concurrency` in flight; `purchase(i)` says whether the i-th succeeded. */
+export async function measurePurchases(count: number, concurrency: number, purchase: (i: number) => Promise<boolean>) {
+  const latencies: number[] = [];
+  let failures = 0;
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < count; i = next++) {
+        const t0 = performance.now();
+        if (!(await purchase(i))) failures++;
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const at = (p: number) => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0) * 10) / 10;
+  return { purchases: count, concurrency, purchasesPerSecond: Math.round(count / seconds), p50Ms: at(0.5), p99Ms: at(0.99), failures };
+}
