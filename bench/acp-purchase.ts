@@ -8,7 +8,11 @@ export function benchAcpPurchase(): Promise<void> {
     const post = async (path: string, body: unknown) => {
       const response = await fetch(`${url}/api/acp/checkout_sessions${path}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID(), 'api-version': '2026-04-17' },
+        headers: {
+          'content-type': 'application/json',
+          'idempotency-key': randomUUID(),
+          'api-version': '2026-04-17',
+        },
         body: JSON.stringify(body),
       });
       return { status: response.status, body: (await response.json()) as { id?: string; status?: string } };
@@ -22,7 +26,10 @@ export function benchAcpPurchase(): Promise<void> {
       });
       if (created.status !== 201 || !created.body.id) return false;
       const completed = await post(`/${created.body.id}/complete`, {
-        payment_data: { handler_id: 'psp_spt', instrument: { type: 'card', credential: { type: 'spt', token: tokens[i] } } },
+        payment_data: {
+          handler_id: 'psp_spt',
+          instrument: { type: 'card', credential: { type: 'spt', token: tokens[i] } },
+        },
       });
       return completed.status === 200 && completed.body.status === 'completed';
     });

@@ -25,11 +25,15 @@ export interface BenchService {
 }
 
 /** Runs `measure` against a fresh service on SQLite, then on PostgreSQL when one is reachable. */
-export async function onBothDialects(name: string, measure: (service: BenchService) => Promise<Record<string, unknown>>) {
+export async function onBothDialects(
+  name: string,
+  measure: (service: BenchService) => Promise<Record<string, unknown>>,
+) {
   const dir = mkdtempSync(path.join(tmpdir(), 'svc-bench-'));
   try {
-    await withService(openDatabase({ kind: 'sqlite', file: path.join(dir, 'bench.sqlite') }), async (service) =>
-      report(name, { dialect: 'sqlite', ...(await measure(service)) }),
+    await withService(
+      openDatabase({ kind: 'sqlite', file: path.join(dir, 'bench.sqlite') }),
+      async (service) => report(name, { dialect: 'sqlite', ...(await measure(service)) }),
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -41,7 +45,10 @@ export async function onBothDialects(name: string, measure: (service: BenchServi
   try {
     await sql`create schema ${sql.id(schema)}`.execute(admin.db);
   } catch (error) {
-    report(name, { dialect: 'postgres', skipped: `no PostgreSQL at BENCH_DATABASE_URL (${(error as Error).message})` });
+    report(name, {
+      dialect: 'postgres',
+      skipped: `no PostgreSQL at BENCH_DATABASE_URL (${(error as Error).message})`,
+    });
     await admin.close();
     return;
   }
@@ -55,7 +62,10 @@ export async function onBothDialects(name: string, measure: (service: BenchServi
   }
 }
 
-async function withService(database: DatabaseHandle, use: (service: BenchService) => Promise<void>): Promise<void> {
+async function withService(
+  database: DatabaseHandle,
+  use: (service: BenchService) => Promise<void>,
+): Promise<void> {
   const sandbox = await startPspSandbox({ secretKey: SANDBOX_KEY });
   const config = loadConfig({ NODE_ENV: 'production', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '1000000000' });
   const runtime = await createRuntime(config, {
@@ -68,7 +78,12 @@ async function withService(database: DatabaseHandle, use: (service: BenchService
   });
   try {
     const url = await runtime.app.listen({ host: '127.0.0.1', port: 0 });
-    await use({ runtime, sandbox, url, mintTokens: (count, maxAmount) => mintTokens(sandbox.url, count, maxAmount) });
+    await use({
+      runtime,
+      sandbox,
+      url,
+      mintTokens: (count, maxAmount) => mintTokens(sandbox.url, count, maxAmount),
+    });
   } finally {
     await runtime.close();
     await sandbox.close();
@@ -80,7 +95,10 @@ async function mintTokens(sandboxUrl: string, count: number, maxAmount: number):
   const mintOne = async () => {
     const response = await fetch(`${sandboxUrl}/v1/test_helpers/shared_payment/granted_tokens`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${SANDBOX_KEY}`, 'content-type': 'application/x-www-form-urlencoded' },
+      headers: {
+        authorization: `Bearer ${SANDBOX_KEY}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
       body: new URLSearchParams({
         payment_method: 'pm_card_visa',
         'usage_limits[currency]': 'usd',
@@ -97,7 +115,11 @@ async function mintTokens(sandboxUrl: string, count: number, maxAmount: number):
 }
 
 /** Runs `count` purchases with `concurrency` in flight; `purchase(i)` says whether the i-th succeeded. */
-export async function measurePurchases(count: number, concurrency: number, purchase: (i: number) => Promise<boolean>) {
+export async function measurePurchases(
+  count: number,
+  concurrency: number,
+  purchase: (i: number) => Promise<boolean>,
+) {
   const latencies: number[] = [];
   let failures = 0;
   let next = 0;
@@ -113,6 +135,14 @@ export async function measurePurchases(count: number, concurrency: number, purch
   );
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  const at = (p: number) => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0) * 10) / 10;
-  return { purchases: count, concurrency, purchasesPerSecond: Math.round(count / seconds), p50Ms: at(0.5), p99Ms: at(0.99), failures };
+  const at = (p: number) =>
+    Math.round((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0) * 10) / 10;
+  return {
+    purchases: count,
+    concurrency,
+    purchasesPerSecond: Math.round(count / seconds),
+    p50Ms: at(0.5),
+    p99Ms: at(0.99),
+    failures,
+  };
 }

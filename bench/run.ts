@@ -1,5 +1,6 @@
 import { benchAcpPurchase } from './acp-purchase.ts';
 import { benchHealthz } from './healthz.ts';
+import { benchMppPurchase } from './mpp-purchase.ts';
 import { benchPurchase } from './purchase.ts';
 
 /** `npm run bench` runs every benchmark; `npm run bench -- healthz` runs the ones named. */
@@ -7,6 +8,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   healthz: benchHealthz,
   purchase: benchPurchase,
   'acp-purchase': benchAcpPurchase,
+  'mpp-purchase': benchMppPurchase,
 };
 
 const selected = process.argv.slice(2);

@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { acpChannel } from './channels/acp/index.ts';
 import type { ChannelContext } from './channels/context.ts';
+import { MPP_PREFIX, mppChannel } from './channels/mpp/index.ts';
 import { ucpChannel } from './channels/ucp/index.ts';
 import type { CheckoutDeps } from './checkout/index.ts';
 import type { Config } from './config.ts';
@@ -46,6 +47,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   };
   app.register(acpChannel, { prefix: '/api/acp', ...channel });
   app.register(ucpChannel, { prefix: '/api/ucp/v1', ...channel });
+  app.register(mppChannel, { prefix: MPP_PREFIX, ...channel, mpp: deps.config.mpp });
   if (deps.mailTransport.kind === 'dev-mailbox' && deps.config.env !== 'production') {
     registerDevMailboxRoutes(app, deps.database.db);
   }

@@ -26,6 +26,8 @@ export interface Config {
   rateLimit: { max: number; windowMs: number };
   /** Behind a load balancer: take the client IP from X-Forwarded-For. */
   trustProxy: boolean;
+  /** MPP challenge HMAC secret (generated once and kept in the database when unset) and realm. */
+  mpp: { secret: string | undefined; realm: string };
 }
 
 /** A configuration problem, phrased as the one line an operator needs to fix it. */
@@ -116,6 +118,19 @@ function readPsp(env: Env): PspConfig {
   return { kind: 'remote', secretKey, apiBase };
 }
 
+function readMppSecret(env: Env): string | undefined {
+  const secret = env.MPP_SECRET;
+  if (secret === undefined || secret === '') return undefined;
+  if (Buffer.byteLength(secret, 'utf8') < 32) {
+    throw new ConfigError(
+      'MPP_SECRET',
+      'at least 32 bytes, e.g. the output of openssl rand -base64 32',
+      '<redacted>',
+    );
+  }
+  return secret;
+}
+
 /** Reads and validates the whole configuration; throws ConfigError on the first bad value. */
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = readChoice(env, 'NODE_ENV', ['development', 'production', 'test'], 'development');
@@ -163,5 +178,6 @@ export function loadConfig(env: Env = process.env): Config {
       windowMs: readInteger(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1000, 3_600_000),
     },
     trustProxy: readChoice(env, 'TRUST_PROXY', ['true', 'false'], 'false') === 'true',
+    mpp: { secret: readMppSecret(env), realm: env.MPP_REALM || new URL(baseUrl).hostname },
   };
 }

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import pino, { type LoggerOptions } from 'pino';
 import { buildApp } from './app.ts';
+import { deleteOldClaims } from './channels/mpp/index.ts';
 import { type CheckoutDeps, expireSessions } from './checkout/index.ts';
 import type { Config } from './config.ts';
 import { type DatabaseHandle, openDatabase } from './db/database.ts';
@@ -127,6 +128,11 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         name: 'idempotency.delete-expired-keys',
         intervalMs: 15 * MINUTE_MS,
         run: () => deleteExpiredKeys(database.db, clock),
+      },
+      {
+        name: 'mpp.delete-old-claims',
+        intervalMs: 60 * MINUTE_MS,
+        run: async () => void (await deleteOldClaims(database.db, clock.now().getTime())),
       },
       {
         name: 'jobs.delete-finished',

@@ -1,25 +1,42 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, PostgresAdapter, sql } from 'kysely';
 import { type Migration, type MigrationResult, Migrator } from 'kysely/migration';
 import * as foundation from './migrations/0001_foundation.ts';
 import * as purchase from './migrations/0002_purchase.ts';
 import * as checkout from './migrations/0003_checkout.ts';
+import * as mpp from './migrations/0004_mpp.ts';
 
 /** The one ordered set of migrations, for both dialects. Append only; never edit a shipped one. */
 export const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
   '0002_purchase': purchase,
   '0003_checkout': checkout,
+  '0004_mpp': mpp,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema
-function migratorFor(db: Kysely<any>): Migrator {
-  return new Migrator({ db, provider: { getMigrations: async () => migrations } });
+async function migratorFor(db: Kysely<any>): Promise<Migrator> {
+  return new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    ...(await migrationTableSchema(db)),
+  });
+}
+
+/**
+ * On PostgreSQL the migration tables live in the connection's current schema. Left to itself,
+ * Kysely accepts a `kysely_migration` table found in any schema of the database as its own.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema
+async function migrationTableSchema(db: Kysely<any>): Promise<{ migrationTableSchema?: string }> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return {};
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+  return rows[0]?.schema ? { migrationTableSchema: rows[0].schema } : {};
 }
 
 /** Applies pending migrations (Kysely takes a lock, so concurrent instances apply each once). */
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
-  const { error, results } = await migratorFor(db).migrateToLatest();
+  const { error, results } = await (await migratorFor(db)).migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r: MigrationResult) => r.status === 'Success').map((r) => r.migrationName);
 }
@@ -27,6 +44,6 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
 /** Names of migrations not yet applied; empty when the schema is current. */
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema
 export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
-  const all = await migratorFor(db).getMigrations();
+  const all = await (await migratorFor(db)).getMigrations();
   return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
 }

@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import type { MppChallengeClaimsTable, MppServerSecretsTable } from '../channels/mpp/mpp.table.ts';
 import type { CheckoutSessionsTable } from '../checkout/checkout.table.ts';
 import type { IdempotencyKeysTable } from '../idempotency/idempotency.table.ts';
 import type { JobsTable } from '../jobs/jobs.table.ts';
@@ -24,6 +25,8 @@ export interface Database {
   orders: OrdersTable;
   idempotency_keys: IdempotencyKeysTable;
   checkout_sessions: CheckoutSessionsTable;
+  mpp_challenge_claims: MppChallengeClaimsTable;
+  mpp_server_secrets: MppServerSecretsTable;
 }
 
 export type Db = Kysely<Database>;

@@ -34,15 +34,16 @@ export async function createTestDatabase(options: { migrate?: boolean } = {}): P
   await admin.close();
   const open = () => openDatabase({ kind: 'postgres', url: TEST_DATABASE_URL }, { searchPath: schema });
   const handle = open();
-  if (migrate) await migrateToLatest(handle.db);
-  return {
-    ...handle,
-    reopen: open,
-    async close() {
-      await handle.close();
-      const cleanup = openDatabase({ kind: 'postgres', url: TEST_DATABASE_URL });
-      await sql`drop schema ${sql.id(schema)} cascade`.execute(cleanup.db);
-      await cleanup.close();
-    },
+  const close = async () => {
+    await handle.close();
+    const cleanup = openDatabase({ kind: 'postgres', url: TEST_DATABASE_URL });
+    await sql`drop schema ${sql.id(schema)} cascade`.execute(cleanup.db);
+    await cleanup.close();
   };
+  if (migrate)
+    await migrateToLatest(handle.db).catch(async (error) => {
+      await close();
+      throw error;
+    });
+  return { ...handle, reopen: open, close };
 }

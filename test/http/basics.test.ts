@@ -20,6 +20,7 @@ describe('HTTP basics', () => {
 
   it('is not ready when the database is gone', async (t) => {
     const runtime = await startTestRuntime(t);
+    await runtime.app.ready();
     await runtime.database.close();
     runtime.database.close = async () => {};
     const ready = await runtime.app.inject({ method: 'GET', url: '/readyz' });

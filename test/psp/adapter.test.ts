@@ -76,7 +76,11 @@ describe('PSP adapter (official SDK against the sandbox)', () => {
     assert.equal(threeDs.status, 'requires_action');
     const unknown = await chargeWith(provider, 'spt_doesnotexist000000000000');
     assert.deepEqual(unknown.status === 'declined' && unknown.declineCode, 'resource_missing');
-    assert.doesNotMatch(unknown.status === 'declined' ? unknown.message : '', /spt_doesnotexist/, 'the token is not quoted back');
+    assert.doesNotMatch(
+      unknown.status === 'declined' ? unknown.message : '',
+      /spt_doesnotexist/,
+      'the token is not quoted back',
+    );
   });
 
   it('reports provider outages as retryable and bad credentials as not', async () => {

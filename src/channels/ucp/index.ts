@@ -1,5 +1,196 @@
-import type { FastifyInstance } from 'fastify';
+import { type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import type {
+  FastifyBaseLogger,
+  FastifyError,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
+import {
+  type CheckoutDeps,
+  type CheckoutError,
+  type CheckoutSession,
+  cancelSession,
+  completeSession,
+  createSession,
+  getSession,
+  updateSession,
+} from '../../checkout/index.ts';
+import type { Config } from '../../config.ts';
+import { applyRateLimit } from '../../http/rate-limit.ts';
+import type { Result } from '../../shared/result.ts';
 import type { ChannelContext } from '../context.ts';
+import { sendIdempotently } from '../idempotent.ts';
+import { requestedVersion } from './agent-header.ts';
+import {
+  busy,
+  errorReply,
+  frameworkErrorReply,
+  IDEMPOTENCY_ERRORS,
+  internalError,
+  malformedAgentHeader,
+  notFound,
+  notModifiable,
+  rateLimited,
+  sendReply,
+  type UcpReply,
+  versionUnsupported,
+} from './errors.ts';
+import { UCP_VERSION } from './profile.ts';
+import { CHECKOUT_RESPONSES, CheckoutInput, CompleteInput, SessionParams } from './schemas.ts';
+import { paymentTokenFrom, requestErrorMessage, sessionInputFrom, toCheckout } from './translate.ts';
 
-/** UCP 2026-08-25 checkout sessions under /api/ucp/v1/checkout-sessions. */
-export async function ucpChannel(_app: FastifyInstance, _context: ChannelContext): Promise<void> {}
+type SessionResult = Result<CheckoutSession, CheckoutError>;
+
+interface AnswerOptions {
+  /** The status of a successful answer (201 for a create). */
+  status?: number;
+  /** The session the request named; a failed change then answers with its current state. */
+  sessionId?: string;
+}
+
+type UcpScope = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+/** UCP 2026-08-25 checkout sessions under /api/ucp/v1/checkout-sessions (REST binding). */
+export async function ucpChannel(scope: FastifyInstance, context: ChannelContext): Promise<void> {
+  acceptJsonOnly(scope);
+  scope.setValidatorCompiler(TypeBoxValidatorCompiler);
+  scope.setErrorHandler(answerFrameworkError);
+  applyRateLimit(scope, context.limiter, 'ucp', (_request, reply, retryAfterSeconds) =>
+    sendReply(reply, rateLimited(retryAfterSeconds)),
+  );
+  scope.addHook('onRequest', checkAgentVersion);
+  registerRoutes(scope.withTypeProvider<TypeBoxTypeProvider>(), context);
+}
+
+/**
+ * JSON is the only body UCP defines. An empty body counts as none, because agents send
+ * `Content-Type: application/json` on the bodiless cancel too.
+ */
+function acceptJsonOnly(scope: FastifyInstance): void {
+  const parseJson = scope.getDefaultJsonParser('error', 'error');
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body.toString();
+    if (text === '') done(null, undefined);
+    else parseJson(request, text, done);
+  });
+}
+
+function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const known = frameworkErrorReply(error);
+  if (known) return sendReply(reply, known);
+  request.log.error({ err: error }, 'unhandled error');
+  return sendReply(reply, internalError());
+}
+
+/** Remote agent profiles are never fetched; a version the agent states must be ours. */
+async function checkAgentVersion(request: FastifyRequest, reply: FastifyReply) {
+  const header = request.headers['ucp-agent'];
+  const agent = requestedVersion(Array.isArray(header) ? header.join(', ') : header);
+  if (agent.kind === 'malformed') return sendReply(reply, malformedAgentHeader());
+  if (agent.kind === 'requested' && agent.version !== UCP_VERSION) {
+    return sendReply(reply, versionUnsupported(agent.version));
+  }
+}
+
+function registerRoutes(app: UcpScope, { checkout, config }: ChannelContext): void {
+  const sessionRoute = { params: SessionParams, response: CHECKOUT_RESPONSES };
+  const idempotent = (sessionId?: string) => ({
+    channel: 'ucp' as const,
+    sessionId,
+    errors: IDEMPOTENCY_ERRORS,
+  });
+  const respond = (result: SessionResult, options?: AnswerOptions) =>
+    answer(checkout, config, result, options);
+
+  app.post(
+    '/checkout-sessions',
+    { schema: { body: CheckoutInput, response: CHECKOUT_RESPONSES } },
+    async (request, reply) => {
+      const input = sessionInputFrom(request.body);
+      if (!input.ok) return sendReply(reply, errorReply(400, [input.error]));
+      const { itemId, buyer } = input.value;
+      return sendIdempotently(checkout, request, reply, idempotent(), async () => {
+        const created = await createSession(checkout, { channel: 'ucp', itemId, buyer: buyer ?? undefined });
+        return respond(created, { status: 201 });
+      });
+    },
+  );
+
+  app.get('/checkout-sessions/:id', { schema: sessionRoute }, async (request, reply) => {
+    return sendReply(reply, await respond(await getSession(checkout, request.params.id, 'ucp')));
+  });
+
+  // A full replacement: a buyer left out of the body is removed from the session.
+  app.put(
+    '/checkout-sessions/:id',
+    { schema: { ...sessionRoute, body: CheckoutInput } },
+    async (request, reply) => {
+      const { id } = request.params;
+      const input = sessionInputFrom(request.body);
+      if (!input.ok) return sendReply(reply, errorReply(400, [input.error]));
+      return sendIdempotently(checkout, request, reply, idempotent(id), async () =>
+        respond(await updateSession(checkout, id, 'ucp', input.value), { sessionId: id }),
+      );
+    },
+  );
+
+  app.post(
+    '/checkout-sessions/:id/complete',
+    { schema: { ...sessionRoute, body: CompleteInput } },
+    async (request, reply) => {
+      const { id } = request.params;
+      const token = paymentTokenFrom(request.body);
+      return sendIdempotently(checkout, request, reply, idempotent(id), async () =>
+        respond(await completeSession(checkout, id, 'ucp', token), { sessionId: id }),
+      );
+    },
+  );
+
+  app.post('/checkout-sessions/:id/cancel', { schema: sessionRoute }, async (request, reply) => {
+    const { id } = request.params;
+    return sendIdempotently(checkout, request, reply, idempotent(id), async () =>
+      respond(await cancelSession(checkout, id, 'ucp'), { sessionId: id }),
+    );
+  });
+}
+
+/**
+ * The UCP answer to a core result. Where a session exists it is returned with messages saying
+ * what went wrong; where none does (or it can no longer change) the error_response envelope is.
+ */
+async function answer(
+  deps: CheckoutDeps,
+  config: Config,
+  result: SessionResult,
+  options: AnswerOptions = {},
+): Promise<UcpReply> {
+  if (result.ok) return { status: options.status ?? 200, body: toCheckout(result.value, config) };
+  const error = result.error;
+  switch (error.code) {
+    case 'not_found':
+      return notFound();
+    case 'not_modifiable':
+      return notModifiable(error.session.status);
+    case 'missing_buyer_email':
+      return { status: 200, body: toCheckout(error.session, config) };
+    case 'busy':
+      return busy(error.retryAfterSeconds);
+    default: {
+      const message = requestErrorMessage(error);
+      if (options.sessionId === undefined) return errorReply(400, [message]);
+      const current = await getSession(deps, options.sessionId, 'ucp');
+      return current.ok ? { status: 200, body: toCheckout(current.value, config, [message]) } : notFound();
+    }
+  }
+}

@@ -1,0 +1,156 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { CheckoutError } from '../../checkout/index.ts';
+import type { StoredResponse } from '../../idempotency/index.ts';
+import type { IdempotencyErrors } from '../idempotent.ts';
+import type { AcpError } from './schemas.ts';
+import { ACP_STATUS } from './session.ts';
+
+/** Where the (only) item sits in create and update requests. */
+const ITEM_PARAM = '$.line_items[0].id';
+const EMAIL_PARAM = '$.buyer.email';
+
+/** ACP's flat Error body; the type follows from the status (4xx invalid_request, 503 unavailable). */
+export function acpError(
+  status: number,
+  code: string,
+  message: string,
+  extra: Pick<AcpError, 'param' | 'supported_versions'> = {},
+  headers?: Record<string, string>,
+): StoredResponse {
+  const body: AcpError = { type: errorType(status), code, message, ...extra };
+  return { status, body, ...(headers ? { headers } : {}) };
+}
+
+function errorType(status: number): AcpError['type'] {
+  if (status < 500) return 'invalid_request';
+  return status === 503 ? 'service_unavailable' : 'processing_error';
+}
+
+export function sendAcp(reply: FastifyReply, response: StoredResponse): FastifyReply {
+  for (const [name, value] of Object.entries(response.headers ?? {})) reply.header(name, value);
+  return reply.code(response.status).send(response.body);
+}
+
+export function checkoutErrorResponse(error: CheckoutError): StoredResponse {
+  switch (error.code) {
+    case 'not_found':
+      return acpError(404, 'not_found', 'No checkout session has this id.');
+    case 'not_modifiable':
+      return acpError(
+        405,
+        'session_not_modifiable',
+        `The checkout session is ${ACP_STATUS[error.session.status]}; it can no longer be changed.`,
+      );
+    case 'unknown_item':
+      return acpError(400, 'invalid_item_id', error.message, { param: ITEM_PARAM });
+    case 'not_sellable':
+      return acpError(400, 'not_sellable', error.message, { param: ITEM_PARAM });
+    case 'invalid_email':
+      return acpError(400, 'invalid', 'The buyer email address is not valid.', { param: EMAIL_PARAM });
+    case 'missing_buyer_email':
+      return acpError(
+        400,
+        'missing',
+        "Add the buyer's email address before paying; the workspace invitation is sent there.",
+        { param: EMAIL_PARAM },
+      );
+    case 'busy':
+      return acpError(
+        409,
+        'payment_in_progress',
+        'A payment for this checkout session is under way or its outcome is not known yet; retry later.',
+        {},
+        { 'retry-after': String(error.retryAfterSeconds) },
+      );
+    case 'payment_failed':
+      return acpError(502, 'payment_failed', error.message);
+  }
+}
+
+/**
+ * A "retry later" answer must not be kept under the Idempotency-Key, or the retry with the same key
+ * would replay it for a day. `sendIdempotently` keeps nothing when the handler throws, so such an
+ * answer travels as this error to the channel's error handler, which sends it.
+ */
+export class RetryLater extends Error {
+  readonly response: StoredResponse;
+  constructor(response: StoredResponse) {
+    super('retry later');
+    this.response = response;
+  }
+}
+
+export const idempotencyErrors: IdempotencyErrors = {
+  badKey: (problem) =>
+    problem === 'missing'
+      ? acpError(400, 'idempotency_key_required', 'Send an Idempotency-Key header (a UUID) with every POST.')
+      : acpError(400, 'invalid_idempotency_key', 'The Idempotency-Key must be 16 to 255 characters long.'),
+  conflict: () =>
+    acpError(
+      422,
+      'idempotency_conflict',
+      'This Idempotency-Key was already used with a different request body.',
+    ),
+  inFlight: () =>
+    acpError(409, 'idempotency_in_flight', 'A request with this Idempotency-Key is still being processed.'),
+};
+
+/** What Fastify itself rejects (body parsing, validation), worded as ACP errors; never a 500. */
+function frameworkErrorResponse(error: FastifyError): StoredResponse | undefined {
+  if (error.validation) return validationErrorResponse(error.validation);
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return acpError(413, 'request_too_large', 'The request body is larger than allowed.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return acpError(415, 'unsupported_media_type', 'Send the request body as application/json.');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return acpError(400, 'invalid_json', 'The request body is not valid JSON.');
+    default:
+      if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+        return acpError(error.statusCode, 'invalid_request', 'The request could not be read.');
+      }
+      return undefined;
+  }
+}
+
+type ValidationIssue = NonNullable<FastifyError['validation']>[number];
+
+/** The first schema violation, with its place in the body as an RFC 9535 JSONPath. */
+function validationErrorResponse(issues: ValidationIssue[]): StoredResponse {
+  const issue = issues[0];
+  if (!issue) return acpError(400, 'invalid', 'The request body is not valid.');
+  const segments = issue.instancePath.split('/').slice(1);
+  if (issue.keyword === 'required') segments.push(String(issue.params.missingProperty));
+  const param = jsonPath(segments);
+  const subject = param === '$' ? 'The request body' : param;
+  if (issue.keyword === 'required') return acpError(400, 'missing', `${param} is required.`, { param });
+  return acpError(400, 'invalid', `${subject} ${describeIssue(issue)}.`, { param });
+}
+
+function describeIssue(issue: ValidationIssue): string {
+  if (issue.keyword === 'const') return `must be ${JSON.stringify(issue.params.allowedValue)}`;
+  if (issue.keyword === 'format') return `must be a valid ${String(issue.params.format)}`;
+  return issue.message ?? 'is not valid';
+}
+
+function jsonPath(segments: string[]): string {
+  return segments.reduce((path, raw) => {
+    const segment = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    if (/^\d+$/.test(segment)) return `${path}[${segment}]`;
+    if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(segment)) return `${path}.${segment}`;
+    return `${path}['${segment.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}']`;
+  }, '$');
+}
+
+/** The ACP routes' error handler: ACP's flat Error body for every failure, never Fastify's default. */
+export function handleAcpError(
+  error: FastifyError | RetryLater,
+  request: FastifyRequest,
+  reply: FastifyReply,
+) {
+  if (error instanceof RetryLater) return sendAcp(reply, error.response);
+  const known = frameworkErrorResponse(error);
+  if (known) return sendAcp(reply, known);
+  request.log.error({ err: error }, 'unhandled error');
+  return sendAcp(reply, acpError(500, 'internal_error', 'Something went wrong on our side.'));
+}

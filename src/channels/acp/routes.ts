@@ -1,0 +1,129 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
+import {
+  type CheckoutError,
+  type CheckoutSession,
+  cancelSession,
+  completeSession,
+  createSession,
+  getSession,
+  updateSession,
+} from '../../checkout/index.ts';
+import type { StoredResponse } from '../../idempotency/index.ts';
+import type { Result } from '../../shared/result.ts';
+import type { ChannelContext } from '../context.ts';
+import { type IdempotentRoute, sendIdempotently } from '../idempotent.ts';
+import { checkoutErrorResponse, idempotencyErrors, RetryLater, sendAcp } from './errors.ts';
+import { acceptLegacyItemsKey, toSessionBuyer } from './requests.ts';
+import {
+  CancelSessionBody,
+  CompleteSessionBody,
+  CreateSessionBody,
+  createdSessionResponses,
+  SessionParams,
+  sessionResponses,
+  UpdateSessionBody,
+} from './schemas.ts';
+import { createSessionPresenter } from './session.ts';
+
+export type AcpScope = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+/** The five session operations, each a thin translation onto the checkout core. */
+export function registerSessionRoutes(scope: AcpScope, context: ChannelContext): void {
+  const deps = context.checkout;
+  const present = createSessionPresenter(context.config);
+  const answer = (result: Result<CheckoutSession, CheckoutError>, successStatus = 200): StoredResponse => {
+    if (result.ok) return { status: successStatus, body: present(result.value) };
+    const response = checkoutErrorResponse(result.error);
+    if (result.error.code === 'busy') throw new RetryLater(response);
+    return response;
+  };
+  const route = (sessionId?: string): IdempotentRoute => ({
+    channel: 'acp',
+    ...(sessionId ? { sessionId } : {}),
+    errors: idempotencyErrors,
+  });
+
+  scope.post(
+    '/checkout_sessions',
+    {
+      schema: { body: CreateSessionBody, response: createdSessionResponses },
+      preValidation: acceptLegacyItemsKey,
+    },
+    async (request, reply) => {
+      await sendIdempotently(deps, request, reply, route(), async () => {
+        const { line_items, buyer } = request.body;
+        const created = await createSession(deps, {
+          channel: 'acp',
+          itemId: line_items[0].id,
+          ...(buyer ? { buyer: toSessionBuyer(buyer) } : {}),
+        });
+        return answer(created, 201);
+      });
+    },
+  );
+
+  scope.get(
+    '/checkout_sessions/:id',
+    { schema: { params: SessionParams, response: sessionResponses } },
+    async (request, reply) => {
+      sendAcp(reply, answer(await getSession(deps, request.params.id, 'acp')));
+    },
+  );
+
+  scope.post(
+    '/checkout_sessions/:id',
+    {
+      schema: { params: SessionParams, body: UpdateSessionBody, response: sessionResponses },
+      preValidation: acceptLegacyItemsKey,
+    },
+    async (request, reply) => {
+      await sendIdempotently(deps, request, reply, route(request.params.id), async () => {
+        const { line_items, buyer } = request.body;
+        const updated = await updateSession(deps, request.params.id, 'acp', {
+          itemId: line_items?.[0].id,
+          buyer: buyer ? toSessionBuyer(buyer) : buyer,
+        });
+        return answer(updated);
+      });
+    },
+  );
+
+  scope.post(
+    '/checkout_sessions/:id/complete',
+    { schema: { params: SessionParams, body: CompleteSessionBody, response: sessionResponses } },
+    async (request, reply) => {
+      await sendIdempotently(deps, request, reply, route(request.params.id), async () => {
+        const { id } = request.params;
+        const { payment_data, buyer } = request.body;
+        if (buyer) {
+          const updated = await updateSession(deps, id, 'acp', { buyer: toSessionBuyer(buyer) });
+          if (!updated.ok) return answer(updated);
+        }
+        return answer(await completeSession(deps, id, 'acp', payment_data.instrument.credential.token));
+      });
+    },
+  );
+
+  scope.post(
+    '/checkout_sessions/:id/cancel',
+    { schema: { params: SessionParams, body: CancelSessionBody, response: sessionResponses } },
+    async (request, reply) => {
+      await sendIdempotently(deps, request, reply, route(request.params.id), async () =>
+        answer(await cancelSession(deps, request.params.id, 'acp')),
+      );
+    },
+  );
+}

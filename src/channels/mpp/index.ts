@@ -1,0 +1,122 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { problem, sendProblem } from '../../http/problem.ts';
+import { applyRateLimit } from '../../http/rate-limit.ts';
+import type { Clock } from '../../shared/clock.ts';
+import { isEmailAddress } from '../../shared/email.ts';
+import type { ChannelContext } from '../context.ts';
+import {
+  formatChallenge,
+  issueChallenge,
+  MIN_SECRET_BYTES,
+  type PaidRoute,
+  paidRouteFor,
+} from './challenge.ts';
+import { MPP_OPERATIONS } from './operations.ts';
+import { type PaymentDeps, pay } from './payment.ts';
+import { type PaymentRefusal, paymentProblem } from './problems.ts';
+import { paymentReceipt, purchaseResult } from './receipt.ts';
+import { PaymentProblem, PurchaseRequestBody, PurchaseResult, ServiceProblem } from './schemas.ts';
+import { loadOrCreateChallengeSecret } from './store.ts';
+
+export { MPP_OPERATIONS, MPP_PREFIX, type MppOperation } from './operations.ts';
+export { PaymentProblem, PurchaseRequestBody, PurchaseResult, ServiceProblem } from './schemas.ts';
+export { deleteOldClaims } from './store.ts';
+
+export interface MppOptions {
+  /** The challenge-id HMAC key (at least 32 bytes); without one, a generated key kept in the database. */
+  secret?: string;
+  /** The challenges' protection space; defaults to the host name of BASE_URL. */
+  realm?: string;
+}
+
+export type MppChannelOptions = ChannelContext & { mpp?: MppOptions };
+
+/** Allow-lists: Fastify serializes exactly these fields (the OpenAPI document names the same schemas). */
+const PAID_OPERATION_RESPONSES = {
+  200: PurchaseResult,
+  400: ServiceProblem,
+  402: PaymentProblem,
+  503: ServiceProblem,
+};
+
+const EXPOSED_HEADERS = 'WWW-Authenticate, Payment-Receipt, Retry-After, Request-Id';
+const ALLOWED_REQUEST_HEADERS = 'Authorization, Content-Type, Accept-Payment, Request-Id';
+
+/** MPP: one `POST /plans/{item}` per sellable item, paid through the HTTP 402 Payment scheme. */
+export async function mppChannel(app: FastifyInstance, options: MppChannelOptions): Promise<void> {
+  const { checkout, config, limiter } = options;
+  const secret =
+    options.mpp?.secret ?? (await loadOrCreateChallengeSecret(checkout.db, checkout.clock.now().getTime()));
+  if (Buffer.byteLength(secret, 'utf8') < MIN_SECRET_BYTES) {
+    throw new Error(`the MPP challenge secret must be at least ${MIN_SECRET_BYTES} bytes`);
+  }
+  const realm = options.mpp?.realm ?? new URL(config.baseUrl).hostname;
+  const deps: PaymentDeps = { purchases: checkout.purchases, secret };
+  const scope = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  scope.addHook('onRequest', async (_request, reply) => {
+    reply.header('access-control-allow-origin', '*');
+    reply.header('access-control-expose-headers', EXPOSED_HEADERS);
+    reply.header('cache-control', 'no-store');
+  });
+  applyRateLimit(scope, limiter, 'mpp', (request, reply) =>
+    sendProblem(reply, problem(request, 429, 'rate_limited', 'Too many requests; retry after Retry-After.')),
+  );
+
+  for (const operation of MPP_OPERATIONS) {
+    const route = paidRouteFor(operation.item, { realm, networkId: config.psp.networkProfileId });
+    scope.options(operation.path, async (_request, reply) => allowPreflight(reply));
+    scope.post(
+      operation.path,
+      { schema: { body: PurchaseRequestBody, response: PAID_OPERATION_RESPONSES } },
+      async (request, reply) => {
+        if (!isEmailAddress(request.body.buyer.email)) return rejectEmail(request, reply);
+        const answer = await pay(deps, route, request.headers.authorization, request.body);
+        switch (answer.kind) {
+          case 'paid':
+            return reply
+              .header('cache-control', 'private')
+              .header('payment-receipt', paymentReceipt(answer.order))
+              .send(purchaseResult(answer.order));
+          case 'refused':
+            return sendChallenge(request, reply, { route, secret, clock: checkout.clock }, answer.refusal);
+          case 'unfinished':
+            reply.header('retry-after', String(answer.retryAfterSeconds));
+            return sendProblem(reply, problem(request, 503, answer.code, answer.detail));
+        }
+      },
+    );
+  }
+}
+
+function sendChallenge(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  issuer: { route: PaidRoute; secret: string; clock: Clock },
+  refusal: PaymentRefusal,
+): FastifyReply {
+  const challenge = issueChallenge(issuer.route, issuer.secret, issuer.clock.now());
+  return reply
+    .code(402)
+    .header('www-authenticate', formatChallenge(challenge))
+    .type('application/problem+json')
+    .send(paymentProblem(refusal, challenge.id, request.id));
+}
+
+function rejectEmail(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const errors = [{ path: 'body/buyer/email', message: 'must be an email address' }];
+  return sendProblem(
+    reply,
+    problem(request, 400, 'invalid_request', 'The request does not match the schema.', errors),
+  );
+}
+
+function allowPreflight(reply: FastifyReply): FastifyReply {
+  return reply
+    .code(204)
+    .header('access-control-allow-methods', 'POST, OPTIONS')
+    .header('access-control-allow-headers', ALLOWED_REQUEST_HEADERS)
+    .header('access-control-max-age', '600')
+    .send();
+}

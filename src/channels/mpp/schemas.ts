@@ -1,0 +1,95 @@
+import { type Static, Type } from 'typebox';
+
+/**
+ * Wire shapes of the MPP channel. The routes validate and serialize with these, and the OpenAPI
+ * document at /openapi.json is generated from the same objects, so the two cannot drift apart.
+ */
+
+const Text = (maxLength: number) => Type.String({ maxLength });
+
+// ---- requests ----
+
+export const PurchaseRequestBody = Type.Object({
+  buyer: Type.Object(
+    {
+      email: Type.String({
+        format: 'email',
+        maxLength: 254,
+        description: 'Receives the owner invitation of the new workspace.',
+      }),
+      first_name: Type.Optional(Text(200)),
+      last_name: Type.Optional(Text(200)),
+      full_name: Type.Optional(Text(200)),
+      company: Type.Optional(
+        Type.Object({
+          name: Type.Optional(Type.String({ maxLength: 200, description: 'Names the new workspace.' })),
+        }),
+      ),
+    },
+    { description: 'The person the workspace is for.' },
+  ),
+});
+export type PurchaseRequestBody = Static<typeof PurchaseRequestBody>;
+
+/** The decoded `Authorization: Payment` credential (draft-httpauth-payment §Credentials). */
+export const PaymentCredential = Type.Object({
+  challenge: Type.Object({
+    id: Type.String({ minLength: 1 }),
+    realm: Type.String(),
+    method: Type.String(),
+    intent: Type.String(),
+    request: Type.String(),
+    description: Type.Optional(Type.String()),
+    expires: Type.Optional(Type.String()),
+    digest: Type.Optional(Type.String()),
+    opaque: Type.Optional(Type.String()),
+  }),
+  source: Type.Optional(Type.String()),
+  payload: Type.Object({}),
+});
+export type PaymentCredential = Static<typeof PaymentCredential>;
+
+/** The `psp` method's proof of payment: a shared payment token minted for the challenge. */
+export const PspPayload = Type.Object({
+  spt: Type.String({ minLength: 1, maxLength: 500, pattern: '^\\S+$' }),
+  externalId: Type.Optional(Type.String({ maxLength: 200 })),
+});
+
+// ---- responses ----
+
+export const PurchaseResult = Type.Object({
+  status: Type.Literal('completed'),
+  order_id: Type.String(),
+  plan: Type.String({ description: 'The plan of the new workspace: starter, pro or enterprise.' }),
+  amount: Type.String({ pattern: '^(0|[1-9][0-9]*)$', description: 'Amount charged, in cents.' }),
+  currency: Type.Literal('usd'),
+  renews: Type.Literal(false),
+  message: Type.String(),
+});
+export type PurchaseResult = Static<typeof PurchaseResult>;
+
+/** RFC 9457 problem of the Payment scheme; every one comes with a fresh challenge. */
+export const PaymentProblem = Type.Object({
+  type: Type.String({ description: 'https://paymentauth.org/problems/<code>' }),
+  title: Type.String(),
+  status: Type.Literal(402),
+  detail: Type.String(),
+  challengeId: Type.String({ description: 'Id of the fresh challenge in WWW-Authenticate.' }),
+  decline_code: Type.Optional(
+    Type.String({ description: "The payment provider's reason, after a declined payment." }),
+  ),
+  request_id: Type.String(),
+});
+export type PaymentProblem = Static<typeof PaymentProblem>;
+
+/** The service's generic problem (invalid request body, setup still running). */
+export const ServiceProblem = Type.Object({
+  type: Type.String(),
+  title: Type.String(),
+  status: Type.Integer(),
+  code: Type.String(),
+  detail: Type.Optional(Type.String()),
+  request_id: Type.String(),
+  errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+});
+export type ServiceProblem = Static<typeof ServiceProblem>;
