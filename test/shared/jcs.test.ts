@@ -22,6 +22,7 @@ describe('JSON canonicalization (RFC 8785)', () => {
   it('matches the RFC 8785 sample for numbers and strings', () => {
     assert.equal(
       canonicalJson({
+        // biome-ignore lint/correctness/noPrecisionLoss: the RFC's own sample, which JCS must round
         numbers: [333333333.33333329, 1e30, 4.5, 0.002, 1e-27],
         string: '€$\u000f\nA\'B"\\\\"/',
         literals: [null, true, false],
