@@ -2,6 +2,7 @@
 export interface IdempotencyKeysTable {
   /** Channel, route and resource the key is valid for. */
   scope: string;
+  /** SHA-256 of the Idempotency-Key. */
   key: string;
   /** SHA-256 of the canonical JSON request body. */
   fingerprint: string;
@@ -9,7 +10,7 @@ export interface IdempotencyKeysTable {
   /** While in flight: when a crashed holder's claim lapses. */
   locked_until: number | null;
   response_status: number | null;
-  /** JSON text of the body; headers worth replaying as JSON text. */
+  /** Body and headers as JSON, sealed with a key derived from the Idempotency-Key (see store.ts). */
   response_body: string | null;
   response_headers: string | null;
   created_at: number;

@@ -1,3 +1,4 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../db/schema.ts';
 import { type Clock, HOUR_MS } from '../shared/clock.ts';
 import { sha256Hex } from '../shared/ids.ts';
@@ -13,6 +14,8 @@ export interface StoredResponse {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  /** False for a "retry later" answer: kept, it would be replayed to the very retry it asks for. */
+  keep?: boolean;
 }
 
 export interface IdempotentRequest {
@@ -46,8 +49,8 @@ export function fingerprintOf(body: unknown): string {
 /**
  * Runs `handle` at most once per (scope, key): the key is claimed in the database before the
  * handler runs, so concurrent requests and other instances see it in flight. The response is kept
- * 24 hours and replayed for the same body; 5xx responses and thrown errors release the key so a
- * retry runs afresh.
+ * 24 hours and replayed for the same body; 5xx responses, "retry later" answers (`keep: false`)
+ * and thrown errors release the key so a retry runs afresh.
  */
 export async function runIdempotently(
   deps: { db: Db; clock: Clock },
@@ -63,17 +66,18 @@ export async function runIdempotently(
       .selectFrom('idempotency_keys')
       .selectAll()
       .where('scope', '=', request.scope)
-      .where('key', '=', request.key)
+      .where('key', '=', sha256Hex(request.key))
       .executeTakeFirst();
     if (!existing) return runIdempotently(deps, request, handle);
     if (existing.fingerprint !== fingerprint) return { kind: 'conflict' };
     if (existing.state === 'completed' && existing.response_status !== null) {
+      const sealed = sealerFor(request);
       return {
         kind: 'replayed',
         response: {
           status: existing.response_status,
-          body: existing.response_body === null ? null : JSON.parse(existing.response_body),
-          headers: existing.response_headers ? JSON.parse(existing.response_headers) : undefined,
+          body: existing.response_body === null ? null : JSON.parse(sealed.open(existing.response_body)),
+          headers: existing.response_headers ? JSON.parse(sealed.open(existing.response_headers)) : undefined,
         },
       };
     }
@@ -90,23 +94,48 @@ export async function runIdempotently(
     await release(db, request);
     throw error;
   }
-  if (response.status >= 500) {
+  if (response.status >= 500 || response.keep === false) {
     await release(db, request);
   } else {
+    const sealed = sealerFor(request);
     await db
       .updateTable('idempotency_keys')
       .set({
         state: 'completed',
         locked_until: null,
         response_status: response.status,
-        response_body: JSON.stringify(response.body ?? null),
-        response_headers: response.headers ? JSON.stringify(response.headers) : null,
+        response_body: sealed.seal(JSON.stringify(response.body ?? null)),
+        response_headers: response.headers ? sealed.seal(JSON.stringify(response.headers)) : null,
       })
       .where('scope', '=', request.scope)
-      .where('key', '=', request.key)
+      .where('key', '=', sha256Hex(request.key))
       .execute();
   }
   return { kind: 'fresh', response };
+}
+
+/**
+ * Kept responses can hold secrets (a create answer carries the new session id), so they are
+ * encrypted (AES-256-GCM) under a key derived from the Idempotency-Key, which only the client
+ * holds: the table stores the key's hash, and a copy of the database alone cannot read them.
+ */
+function sealerFor(request: IdempotentRequest) {
+  const key = createHash('sha256').update(`svc-idempotency\0${request.scope}\0${request.key}`).digest();
+  return {
+    seal(plain: string): string {
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+      return [iv, cipher.getAuthTag(), data].map((part) => part.toString('base64url')).join('.');
+    },
+    open(sealed: string): string {
+      const [iv, tag, data] = sealed.split('.').map((part) => Buffer.from(part, 'base64url'));
+      if (!iv || !tag || !data) throw new Error('a kept idempotent response is corrupt');
+      const decipher = createDecipheriv('aes-256-gcm', key, iv);
+      decipher.setAuthTag(tag);
+      return Buffer.concat([decipher.update(data), decipher.final()]).toString('utf8');
+    },
+  };
 }
 
 async function claim(db: Db, request: IdempotentRequest, fingerprint: string, now: number): Promise<boolean> {
@@ -114,14 +143,14 @@ async function claim(db: Db, request: IdempotentRequest, fingerprint: string, no
   await db
     .deleteFrom('idempotency_keys')
     .where('scope', '=', request.scope)
-    .where('key', '=', request.key)
+    .where('key', '=', sha256Hex(request.key))
     .where('expires_at', '<=', now)
     .execute();
   const result = await db
     .insertInto('idempotency_keys')
     .values({
       scope: request.scope,
-      key: request.key,
+      key: sha256Hex(request.key),
       fingerprint,
       state: 'in_flight',
       locked_until: now + IN_FLIGHT_LEASE_MS,
@@ -141,7 +170,7 @@ async function takeOverAbandoned(db: Db, request: IdempotentRequest, now: number
     .updateTable('idempotency_keys')
     .set({ locked_until: now + IN_FLIGHT_LEASE_MS })
     .where('scope', '=', request.scope)
-    .where('key', '=', request.key)
+    .where('key', '=', sha256Hex(request.key))
     .where('state', '=', 'in_flight')
     .where('locked_until', '<=', now)
     .executeTakeFirst();
@@ -152,7 +181,7 @@ async function release(db: Db, request: IdempotentRequest): Promise<void> {
   await db
     .deleteFrom('idempotency_keys')
     .where('scope', '=', request.scope)
-    .where('key', '=', request.key)
+    .where('key', '=', sha256Hex(request.key))
     .where('state', '=', 'in_flight')
     .execute();
 }

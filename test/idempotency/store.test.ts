@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkIdempotencyKey, deleteExpiredKeys, runIdempotently } from '../../src/idempotency/index.ts';
 import { DAY_MS, ManualClock } from '../../src/shared/clock.ts';
+import { sha256Hex } from '../../src/shared/ids.ts';
 import { createTestDatabase, type TestDatabase, testDialect } from '../helpers/database.ts';
 
 const key = 'key-0123456789abcdef';
@@ -45,6 +46,29 @@ describe(`idempotency store on ${testDialect}`, () => {
       response: { status: 201, body: { run: 1 }, headers: undefined },
     });
     assert.equal(c.runs, 1);
+  });
+
+  it('keeps neither the key nor the response readable in the database', async (t) => {
+    const { database, deps } = await setup(t);
+    await runIdempotently(deps, { scope: 's', key, body: {} }, async () => ({
+      status: 201,
+      body: { id: 'cs_secret_session_id' },
+      headers: { location: '/x/cs_secret_session_id' },
+    }));
+    const rows = JSON.stringify(await database.db.selectFrom('idempotency_keys').selectAll().execute());
+    assert.doesNotMatch(rows, /cs_secret_session_id|key-0123456789abcdef/);
+    const replay = await runIdempotently(deps, { scope: 's', key, body: {} }, async () => ({
+      status: 500,
+      body: null,
+    }));
+    assert.deepEqual(replay, {
+      kind: 'replayed',
+      response: {
+        status: 201,
+        body: { id: 'cs_secret_session_id' },
+        headers: { location: '/x/cs_secret_session_id' },
+      },
+    });
   });
 
   it('reports a conflict for the same key with another body, and keeps scopes apart', async (t) => {
@@ -91,13 +115,26 @@ describe(`idempotency store on ${testDialect}`, () => {
     assert.equal((await runIdempotently(deps, request, c.handle(200))).kind, 'replayed');
   });
 
+  it('does not keep a "retry later" answer, so the retry with the same key runs', async (t) => {
+    const { deps } = await setup(t);
+    const request = { scope: 's', key, body: {} };
+    const busy = await runIdempotently(deps, request, async () => ({
+      status: 409,
+      body: { busy: true },
+      keep: false,
+    }));
+    assert.equal(busy.kind, 'fresh');
+    const retried = await runIdempotently(deps, request, async () => ({ status: 200, body: { done: true } }));
+    assert.deepEqual(retried, { kind: 'fresh', response: { status: 200, body: { done: true } } });
+  });
+
   it('lets a retry take over a key whose holder died, after its lease', async (t) => {
     const { database, clock, deps } = await setup(t);
     await database.db
       .insertInto('idempotency_keys')
       .values({
         scope: 's',
-        key,
+        key: sha256Hex(key),
         fingerprint: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
         state: 'in_flight',
         locked_until: clock.now().getTime() + 60_000,

@@ -67,19 +67,6 @@ export function checkoutErrorResponse(error: CheckoutError): StoredResponse {
   }
 }
 
-/**
- * A "retry later" answer must not be kept under the Idempotency-Key, or the retry with the same key
- * would replay it for a day. `sendIdempotently` keeps nothing when the handler throws, so such an
- * answer travels as this error to the channel's error handler, which sends it.
- */
-export class RetryLater extends Error {
-  readonly response: StoredResponse;
-  constructor(response: StoredResponse) {
-    super('retry later');
-    this.response = response;
-  }
-}
-
 export const idempotencyErrors: IdempotencyErrors = {
   badKey: (problem) =>
     problem === 'missing'
@@ -143,12 +130,7 @@ function jsonPath(segments: string[]): string {
 }
 
 /** The ACP routes' error handler: ACP's flat Error body for every failure, never Fastify's default. */
-export function handleAcpError(
-  error: FastifyError | RetryLater,
-  request: FastifyRequest,
-  reply: FastifyReply,
-) {
-  if (error instanceof RetryLater) return sendAcp(reply, error.response);
+export function handleAcpError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const known = frameworkErrorResponse(error);
   if (known) return sendAcp(reply, known);
   request.log.error({ err: error }, 'unhandled error');

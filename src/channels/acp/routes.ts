@@ -19,7 +19,7 @@ import type { StoredResponse } from '../../idempotency/index.ts';
 import type { Result } from '../../shared/result.ts';
 import type { ChannelContext } from '../context.ts';
 import { type IdempotentRoute, sendIdempotently } from '../idempotent.ts';
-import { checkoutErrorResponse, idempotencyErrors, RetryLater, sendAcp } from './errors.ts';
+import { checkoutErrorResponse, idempotencyErrors, sendAcp } from './errors.ts';
 import { acceptLegacyItemsKey, toSessionBuyer } from './requests.ts';
 import {
   CancelSessionBody,
@@ -47,8 +47,7 @@ export function registerSessionRoutes(scope: AcpScope, context: ChannelContext):
   const answer = (result: Result<CheckoutSession, CheckoutError>, successStatus = 200): StoredResponse => {
     if (result.ok) return { status: successStatus, body: present(result.value) };
     const response = checkoutErrorResponse(result.error);
-    if (result.error.code === 'busy') throw new RetryLater(response);
-    return response;
+    return result.error.code === 'busy' ? { ...response, keep: false } : response;
   };
   const route = (sessionId?: string): IdempotentRoute => ({
     channel: 'acp',

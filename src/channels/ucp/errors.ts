@@ -1,15 +1,12 @@
 import type { FastifyError, FastifyReply, FastifySchemaValidationError } from 'fastify';
 import type { SessionStatus } from '../../checkout/index.ts';
+import type { StoredResponse } from '../../idempotency/index.ts';
 import type { IdempotencyErrors } from '../idempotent.ts';
 import { UCP_VERSION } from './profile.ts';
 import type { UcpErrorMessage, UcpErrorResponse } from './schemas.ts';
 
 /** What a UCP route answers: a status, a checkout or error_response body, and extra headers. */
-export interface UcpReply {
-  status: number;
-  body: unknown;
-  headers?: Record<string, string>;
-}
+export type UcpReply = StoredResponse;
 
 type Severity = UcpErrorMessage['severity'];
 
@@ -62,9 +59,10 @@ export const notModifiable = (status: SessionStatus): UcpReply =>
 
 export function busy(retryAfterSeconds: number): UcpReply {
   const content = `A payment for this checkout is under way or its outcome is not known yet; repeat the request in ${retryAfterSeconds} s.`;
-  return errorReply(503, [errorMessage('checkout_busy', content)], {
+  const reply = errorReply(409, [errorMessage('checkout_busy', content)], {
     'retry-after': String(retryAfterSeconds),
   });
+  return { ...reply, keep: false };
 }
 
 /** `/line_items/0/item` -> `$.line_items[0].item` (RFC 9535 shorthand, as in UCP's examples). */
