@@ -1,53 +1,14 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
-import { describe, it, type TestContext } from 'node:test';
-import pino from 'pino';
-import { loadConfig } from '../../src/config.ts';
-import { loggerOptions } from '../../src/http/logging.ts';
-import { createStripeAdapter } from '../../src/psp/index.ts';
-import { startPspSandbox } from '../../src/psp/sandbox/main.ts';
-import { createRuntime } from '../../src/runtime.ts';
-import { ManualClock } from '../../src/shared/clock.ts';
-import { createTestDatabase, testDialect } from '../helpers/database.ts';
-import { API_VERSION, mintToken, SANDBOX_KEY } from '../helpers/purchase.ts';
+import { describe, it } from 'node:test';
+import { testDialect } from '../helpers/database.ts';
+import { startPurchaseFixture } from '../helpers/purchase.ts';
 import { startTestRuntime } from '../helpers/runtime.ts';
 import { completeBody, createBody, expectError, expectSession, injectingClient } from './acp-client.ts';
 
-/** A service whose log lines (at trace level) are captured, paying through the PSP sandbox. */
-async function startLoggedService(t: TestContext) {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(...String(chunk).trim().split('\n'));
-      done();
-    },
-  });
-  const clock = new ManualClock('2026-03-01T12:00:00.000Z');
-  const sandbox = await startPspSandbox({ secretKey: SANDBOX_KEY, now: () => clock.now() });
-  t.after(() => sandbox.close());
-  const database = await createTestDatabase();
-  t.after(() => database.close());
-  const runtime = await createRuntime(loadConfig({ NODE_ENV: 'test', BASE_URL: 'http://svc.test' }), {
-    clock,
-    database,
-    logger: pino(loggerOptions('trace'), sink),
-    paymentProvider: createStripeAdapter({
-      secretKey: SANDBOX_KEY,
-      apiBase: new URL(sandbox.url),
-      apiVersion: API_VERSION,
-    }),
-  });
-  t.after(() => runtime.close());
-  return {
-    runtime,
-    lines,
-    mint: (paymentMethod?: string) => mintToken(sandbox.url, clock, { paymentMethod }),
-  };
-}
-
 describe(`ACP security on ${testDialect}`, () => {
   it('never writes a session id or a shared payment token to the log', async (t) => {
-    const { runtime, lines, mint } = await startLoggedService(t);
+    const { runtime, logs: lines, mintToken } = await startPurchaseFixture(t, { captureLogs: true });
+    const mint = (paymentMethod?: string) => mintToken({ paymentMethod });
     const acp = injectingClient(runtime.app);
     const session = expectSession(await acp.create(createBody('svc-pro-monthly')), 201);
     expectSession(await acp.update(session.id, { buyer: { email: 'a@example.com' } }));

@@ -1,17 +1,9 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { describe, it, type TestContext } from 'node:test';
-import pino from 'pino';
-import { loadConfig } from '../../src/config.ts';
-import { loggerOptions } from '../../src/http/logging.ts';
-import { createStripeAdapter } from '../../src/psp/index.ts';
-import { startPspSandbox } from '../../src/psp/sandbox/main.ts';
 import type { Failpoints } from '../../src/purchase/index.ts';
-import { createRuntime } from '../../src/runtime.ts';
-import { ManualClock } from '../../src/shared/clock.ts';
-import { createTestDatabase, testDialect } from '../helpers/database.ts';
+import { testDialect } from '../helpers/database.ts';
 import { encodeCredential, payingCredential } from '../helpers/mpp.ts';
-import { API_VERSION, mintToken, SANDBOX_KEY } from '../helpers/purchase.ts';
+import { startPurchaseFixture } from '../helpers/purchase.ts';
 
 const failProvisioningOnce = (): Failpoints => {
   let armed = true;
@@ -25,34 +17,14 @@ const failProvisioningOnce = (): Failpoints => {
   };
 };
 
-/** A service whose log lines (at trace level) are captured, wired to the PSP sandbox. */
+/** A service whose log lines are captured, paying through the sandbox; provisioning fails once. */
 async function startLoggedService(t: TestContext) {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(...String(chunk).trim().split('\n'));
-      done();
-    },
-  });
-  const clock = new ManualClock('2026-03-01T12:00:00.000Z');
-  const sandbox = await startPspSandbox({ secretKey: SANDBOX_KEY, now: () => clock.now() });
-  t.after(() => sandbox.close());
-  const database = await createTestDatabase();
-  t.after(() => database.close());
-  const runtime = await createRuntime(loadConfig({ NODE_ENV: 'test', BASE_URL: 'http://svc.test' }), {
-    clock,
-    database,
-    logger: pino(loggerOptions('trace'), sink),
-    paymentProvider: createStripeAdapter({
-      secretKey: SANDBOX_KEY,
-      apiBase: new URL(sandbox.url),
-      apiVersion: API_VERSION,
-      maxNetworkRetries: 0,
-    }),
+  const fixture = await startPurchaseFixture(t, {
+    captureLogs: true,
+    maxNetworkRetries: 0,
     failpoints: failProvisioningOnce(),
   });
-  t.after(() => runtime.close());
-  const url = await runtime.app.listen({ host: '127.0.0.1', port: 0 });
+  const url = await fixture.runtime.app.listen({ host: '127.0.0.1', port: 0 });
   const buy = (authorization?: string) =>
     fetch(`${url}/api/mpp/plans/svc-pro-monthly`, {
       method: 'POST',
@@ -60,11 +32,11 @@ async function startLoggedService(t: TestContext) {
       body: JSON.stringify({ buyer: { email: 'buyer@example.com' } }),
     });
   return {
-    lines,
-    sandbox,
-    clock,
+    lines: fixture.logs,
+    sandbox: fixture.sandbox,
+    clock: fixture.clock,
     buy,
-    mint: (paymentMethod?: string) => mintToken(sandbox.url, clock, { paymentMethod }),
+    mint: (paymentMethod?: string) => fixture.mintToken({ paymentMethod }),
   };
 }
 

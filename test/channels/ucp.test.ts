@@ -1,20 +1,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import pino from 'pino';
 import { SELLABLE_ITEMS } from '../../src/catalog/index.ts';
 import type { UcpCheckout, UcpErrorResponse } from '../../src/channels/ucp/schemas.ts';
-import { loadConfig } from '../../src/config.ts';
-import { loggerOptions } from '../../src/http/logging.ts';
-import { createStripeAdapter } from '../../src/psp/index.ts';
-import { startPspSandbox } from '../../src/psp/sandbox/main.ts';
 import { crashOnceAt } from '../../src/purchase/index.ts';
-import { createRuntime } from '../../src/runtime.ts';
-import { HOUR_MS, ManualClock, MINUTE_MS } from '../../src/shared/clock.ts';
-import { createTestDatabase, testDialect } from '../helpers/database.ts';
-import { API_VERSION, mintToken, SANDBOX_KEY, startPurchaseFixture } from '../helpers/purchase.ts';
+import { HOUR_MS, MINUTE_MS } from '../../src/shared/clock.ts';
+import { testDialect } from '../helpers/database.ts';
+import { mintToken, startPurchaseFixture } from '../helpers/purchase.ts';
 import { startTestRuntime } from '../helpers/runtime.ts';
 import {
   assertUcpBusinessProfile,
@@ -811,29 +804,7 @@ describe(`UCP channel on ${testDialect}`, () => {
   });
 
   it('never writes a session id or a payment token to the log', async (t) => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(...String(chunk).trim().split('\n'));
-        done();
-      },
-    });
-    const clock = new ManualClock('2026-03-01T12:00:00.000Z');
-    const sandbox = await startPspSandbox({ secretKey: SANDBOX_KEY, now: () => clock.now() });
-    t.after(() => sandbox.close());
-    const database = await createTestDatabase();
-    t.after(() => database.close());
-    const runtime = await createRuntime(loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'trace' }), {
-      clock,
-      database,
-      logger: pino(loggerOptions('trace'), sink),
-      paymentProvider: createStripeAdapter({
-        secretKey: SANDBOX_KEY,
-        apiBase: new URL(sandbox.url),
-        apiVersion: API_VERSION,
-      }),
-    });
-    t.after(() => runtime.close());
+    const { runtime, sandbox, clock, logs: lines } = await startPurchaseFixture(t, { captureLogs: true });
     const send = viaInject(runtime.app);
     const token = () => mintToken(sandbox.url, clock);
 

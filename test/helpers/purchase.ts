@@ -1,4 +1,7 @@
+import { Writable } from 'node:stream';
 import type { TestContext } from 'node:test';
+import pino from 'pino';
+import { loggerOptions } from '../../src/http/logging.ts';
 import { createSmtpTransport } from '../../src/mail/index.ts';
 import { createStripeAdapter } from '../../src/psp/index.ts';
 import { type RunningPspSandbox, startPspSandbox } from '../../src/psp/sandbox/main.ts';
@@ -15,6 +18,8 @@ export interface PurchaseFixture {
   sandbox: RunningPspSandbox;
   smtp: TestSmtpServer;
   clock: ManualClock;
+  /** Every log line the service wrote at trace level, when started with `captureLogs`. */
+  logs: string[];
   mintToken(options?: MintOptions): Promise<string>;
   /** Runs the job queue (invitation emails) and waits until the SMTP peer has `count` messages. */
   deliverMail(): Promise<void>;
@@ -40,8 +45,15 @@ export interface MintOptions {
  */
 export async function startPurchaseFixture(
   t: TestContext,
-  options: { failpoints?: Failpoints; maxNetworkRetries?: number } = {},
+  options: { failpoints?: Failpoints; maxNetworkRetries?: number; captureLogs?: boolean } = {},
 ): Promise<PurchaseFixture> {
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(...String(chunk).trim().split('\n'));
+      done();
+    },
+  });
   const clock = new ManualClock('2026-03-01T12:00:00.000Z');
   const sandbox = await startPspSandbox({ secretKey: SANDBOX_KEY, now: () => clock.now() });
   t.after(() => sandbox.close());
@@ -57,9 +69,11 @@ export async function startPurchaseFixture(
       maxNetworkRetries: options.maxNetworkRetries ?? 2,
     }),
     failpoints: options.failpoints,
+    logger: options.captureLogs ? pino(loggerOptions('trace'), sink) : undefined,
   });
 
   return {
+    logs,
     runtime,
     sandbox,
     smtp,

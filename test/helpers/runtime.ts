@@ -3,7 +3,7 @@ import { type Config, loadConfig } from '../../src/config.ts';
 import type { MailTransport } from '../../src/mail/index.ts';
 import type { PaymentProvider } from '../../src/psp/index.ts';
 import type { Failpoints } from '../../src/purchase/index.ts';
-import { createRuntime, type Runtime } from '../../src/runtime.ts';
+import { createRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime.ts';
 import { ManualClock } from '../../src/shared/clock.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 
@@ -22,6 +22,7 @@ export async function startTestRuntime(
     paymentProvider?: PaymentProvider;
     failpoints?: Failpoints;
     database?: TestDatabase;
+    logger?: RuntimeOptions['logger'];
   } = {},
 ): Promise<TestRuntime> {
   const config: Config = loadConfig({ NODE_ENV: 'test', BASE_URL: 'http://svc.test', ...options.env });
@@ -34,6 +35,7 @@ export async function startTestRuntime(
     mailTransport: options.mailTransport,
     paymentProvider: options.paymentProvider,
     failpoints: options.failpoints,
+    logger: options.logger,
   });
   t.after(async () => {
     await runtime.close();
