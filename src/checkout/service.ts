@@ -189,6 +189,12 @@ export async function completeSession(
 
   const row = await findRow(deps.db, publicId, channel);
   if (!row) return err({ code: 'not_found' });
+  const unresolved = await hasPaymentUnderway(deps, session);
+  if (unresolved) {
+    // Finish the earlier payment (a replay under its own key) before any new one may start.
+    const resumed = await resumePurchase(deps.purchases, unresolved);
+    if (resumed) return applyOutcome(deps, publicId, channel, resumed);
+  }
   const attemptNumber = await nextAttemptNumber(deps, row);
   if (!attemptNumber.ok) return attemptNumber;
   const outcome = await purchase(deps.purchases, {
