@@ -126,6 +126,20 @@ export interface SessionChanges {
   buyer?: SessionBuyer | null;
 }
 
+/** An open session with no payment under way: the only kind update and cancel may change. */
+async function loadChangeableSession(
+  deps: CheckoutDeps,
+  publicId: string,
+  channel: Channel,
+): Promise<Result<CheckoutSession, CheckoutError>> {
+  const session = await loadSession(deps, publicId, channel);
+  if (!session) return err({ code: 'not_found' });
+  if (!isOpen(session.status)) return err({ code: 'not_modifiable', session });
+  if ((await hasPaymentUnderway(deps, session)) !== undefined)
+    return err({ code: 'busy', retryAfterSeconds: 2 });
+  return ok(session);
+}
+
 /** Changes the plan or the buyer of an open session; the price follows the catalog. */
 export async function updateSession(
   deps: CheckoutDeps,
@@ -133,11 +147,9 @@ export async function updateSession(
   channel: Channel,
   changes: SessionChanges,
 ): Promise<Result<CheckoutSession, CheckoutError>> {
-  const session = await loadSession(deps, publicId, channel);
-  if (!session) return err({ code: 'not_found' });
-  if (!isOpen(session.status)) return err({ code: 'not_modifiable', session });
-  if ((await hasPaymentUnderway(deps, session)) !== undefined)
-    return err({ code: 'busy', retryAfterSeconds: 2 });
+  const open = await loadChangeableSession(deps, publicId, channel);
+  if (!open.ok) return open;
+  const session = open.value;
   const itemId = changes.itemId ?? session.item.id;
   const item = itemFor(itemId);
   if (!item.ok) return item;
@@ -162,11 +174,8 @@ export async function cancelSession(
   publicId: string,
   channel: Channel,
 ): Promise<Result<CheckoutSession, CheckoutError>> {
-  const session = await loadSession(deps, publicId, channel);
-  if (!session) return err({ code: 'not_found' });
-  if (!isOpen(session.status)) return err({ code: 'not_modifiable', session });
-  if ((await hasPaymentUnderway(deps, session)) !== undefined)
-    return err({ code: 'busy', retryAfterSeconds: 2 });
+  const open = await loadChangeableSession(deps, publicId, channel);
+  if (!open.ok) return open;
   await setStatus(deps, publicId, ['not_ready', 'ready'], { status: 'canceled' });
   return getSession(deps, publicId, channel);
 }
