@@ -3,10 +3,7 @@ import { describe, it } from 'node:test';
 import { Challenge, Receipt } from 'mppx';
 import { deleteOldClaims } from '../../src/channels/mpp/index.ts';
 import { claimChallenge, loadOrCreateChallengeSecret } from '../../src/channels/mpp/store.ts';
-import { loadConfig } from '../../src/config.ts';
-import { createStripeAdapter } from '../../src/psp/index.ts';
 import type { Failpoints } from '../../src/purchase/index.ts';
-import { createRuntime } from '../../src/runtime.ts';
 import { DAY_MS, MINUTE_MS } from '../../src/shared/clock.ts';
 import { testDialect } from '../helpers/database.ts';
 import {
@@ -21,7 +18,6 @@ import {
   readResult,
   startMppFixture,
 } from '../helpers/mpp.ts';
-import { API_VERSION, SANDBOX_KEY } from '../helpers/purchase.ts';
 
 const PRO_MONTHLY = 'svc-pro-monthly';
 
@@ -382,20 +378,7 @@ describe('MPP on two instances sharing one PostgreSQL', { skip: testDialect !== 
   it("accepts either instance's challenge and charges it once when both are paid at the same time", async (t) => {
     const fixture = await startMppFixture(t);
     fixture.sandbox.faults.latency(50);
-    const secondDatabase = fixture.runtime.database.reopen();
-    const second = await createRuntime(loadConfig({ NODE_ENV: 'test', BASE_URL: 'http://svc.test' }), {
-      clock: fixture.clock,
-      database: secondDatabase,
-      paymentProvider: createStripeAdapter({
-        secretKey: SANDBOX_KEY,
-        apiBase: new URL(fixture.sandbox.url),
-        apiVersion: API_VERSION,
-      }),
-    });
-    t.after(async () => {
-      await second.close();
-      await secondDatabase.close();
-    });
+    const second = await fixture.startSecondInstance();
     const secondUrl = await second.app.listen({ host: '127.0.0.1', port: 0 });
     const buyAtSecond = (authorization: string) =>
       fetch(`${secondUrl}/api/mpp/plans/${PRO_MONTHLY}`, {

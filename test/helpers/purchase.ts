@@ -1,11 +1,13 @@
 import { Writable } from 'node:stream';
 import type { TestContext } from 'node:test';
 import pino from 'pino';
+import { loadConfig } from '../../src/config.ts';
 import { loggerOptions } from '../../src/http/logging.ts';
 import { createSmtpTransport } from '../../src/mail/index.ts';
 import { createStripeAdapter } from '../../src/psp/index.ts';
 import { type RunningPspSandbox, startPspSandbox } from '../../src/psp/sandbox/main.ts';
 import type { Failpoints, PurchaseRequest } from '../../src/purchase/index.ts';
+import { createRuntime, type Runtime } from '../../src/runtime.ts';
 import { ManualClock } from '../../src/shared/clock.ts';
 import { startTestRuntime, type TestRuntime } from './runtime.ts';
 import { startTestSmtpServer, type TestSmtpServer } from './smtp.ts';
@@ -23,6 +25,8 @@ export interface PurchaseFixture {
   mintToken(options?: MintOptions): Promise<string>;
   /** Runs the job queue (invitation emails) and waits until the SMTP peer has `count` messages. */
   deliverMail(): Promise<void>;
+  /** Another instance of the service on the same database, sandbox, SMTP peer and clock. */
+  startSecondInstance(): Promise<Runtime>;
   counts(): Promise<{
     paymentIntents: number;
     succeeded: number;
@@ -79,6 +83,24 @@ export async function startPurchaseFixture(
     smtp,
     clock,
     mintToken: (mint = {}) => mintToken(sandbox.url, clock, mint),
+    async startSecondInstance() {
+      const database = runtime.database.reopen();
+      const second = await createRuntime(loadConfig({ NODE_ENV: 'test', BASE_URL: 'http://svc.test' }), {
+        clock,
+        database,
+        mailTransport: createSmtpTransport(smtp.url),
+        paymentProvider: createStripeAdapter({
+          secretKey: SANDBOX_KEY,
+          apiBase: new URL(sandbox.url),
+          apiVersion: API_VERSION,
+        }),
+      });
+      t.after(async () => {
+        await second.close();
+        await database.close();
+      });
+      return second;
+    },
     async deliverMail() {
       await runtime.jobs.drain();
     },

@@ -1,32 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { loadConfig } from '../../src/config.ts';
-import { createSmtpTransport } from '../../src/mail/index.ts';
-import { createStripeAdapter } from '../../src/psp/index.ts';
 import { purchase } from '../../src/purchase/index.ts';
-import { createRuntime } from '../../src/runtime.ts';
 import { testDialect } from '../helpers/database.ts';
-import { API_VERSION, purchaseRequest, SANDBOX_KEY, startPurchaseFixture } from '../helpers/purchase.ts';
+import { purchaseRequest, startPurchaseFixture } from '../helpers/purchase.ts';
 
 describe('two instances on one PostgreSQL', { skip: testDialect !== 'postgres' }, () => {
   it('charge an attempt raced across both of them once', async (t) => {
     const fixture = await startPurchaseFixture(t);
     fixture.sandbox.faults.latency(30);
-    const secondDatabase = fixture.runtime.database.reopen();
-    const second = await createRuntime(loadConfig({ NODE_ENV: 'test', BASE_URL: 'http://svc.test' }), {
-      clock: fixture.clock,
-      database: secondDatabase,
-      mailTransport: createSmtpTransport(fixture.smtp.url),
-      paymentProvider: createStripeAdapter({
-        secretKey: SANDBOX_KEY,
-        apiBase: new URL(fixture.sandbox.url),
-        apiVersion: API_VERSION,
-      }),
-    });
-    t.after(async () => {
-      await second.close();
-      await secondDatabase.close();
-    });
+    const second = await fixture.startSecondInstance();
 
     const request = purchaseRequest(await fixture.mintToken(), { attemptKey: 'ucp:cs_two_instances:1' });
     const outcomes = await Promise.all(
