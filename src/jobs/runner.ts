@@ -95,6 +95,7 @@ export class JobRunner {
   readonly #options: Required<Omit<JobRunnerOptions, 'sweeps'>> & { sweeps: Sweep[] };
   readonly #workerId = `worker_${randomUUID()}`;
   readonly #running = new Set<Promise<void>>();
+  readonly #sweepsRunning = new Set<Promise<void>>();
   readonly #timers: NodeJS.Timeout[] = [];
   #stopped = true;
 
@@ -118,12 +119,12 @@ export class JobRunner {
     }
   }
 
-  /** Stops claiming and waits for the jobs in flight. */
+  /** Stops claiming and waits for the jobs and sweeps in flight. */
   async stop(): Promise<void> {
     this.#stopped = true;
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.length = 0;
-    await Promise.allSettled([...this.#running]);
+    await Promise.allSettled([...this.#running, ...this.#sweepsRunning]);
   }
 
   /** Runs every due job now, until none is left; for tests and the CLI. Returns how many ran. */
@@ -151,10 +152,14 @@ export class JobRunner {
   }
 
   async #runSweep(sweep: Sweep): Promise<void> {
-    try {
-      await sweep.run();
-    } catch (error) {
+    const run = sweep.run().catch((error: unknown) => {
       this.#options.logger.error({ err: error, sweep: sweep.name }, 'sweep failed');
+    });
+    this.#sweepsRunning.add(run);
+    try {
+      await run;
+    } finally {
+      this.#sweepsRunning.delete(run);
     }
   }
 

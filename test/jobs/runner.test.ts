@@ -143,6 +143,36 @@ describe(`job runner on ${testDialect}`, () => {
     assert.equal((await jobRow(database, id)).status, 'succeeded');
   });
 
+  it('lets a running sweep finish when stopped', async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.close());
+    let finished = false;
+    let started!: () => void;
+    const startedPromise = new Promise<void>((resolve) => (started = resolve));
+    const runner = new JobRunner({
+      db: database.db,
+      dialect: database.dialect,
+      clock: new ManualClock(),
+      logger: silent,
+      definitions: {},
+      sweeps: [
+        {
+          name: 'slow',
+          intervalMs: 60_000,
+          run: async () => {
+            started();
+            await new Promise((r) => setTimeout(r, 200));
+            finished = true;
+          },
+        },
+      ],
+    });
+    runner.start();
+    await startedPromise;
+    await runner.stop();
+    assert.equal(finished, true);
+  });
+
   it('shares the queue between instances without running a job twice', {
     skip: testDialect !== 'postgres',
   }, async (t) => {
