@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import { API_PREFIX, apiV1, registerApiDocsPage } from './api/index.ts';
 import { acpChannel } from './channels/acp/index.ts';
 import type { ChannelContext } from './channels/context.ts';
 import { MPP_PREFIX, mppChannel } from './channels/mpp/index.ts';
@@ -14,6 +15,7 @@ import { createMemoryRateLimiter } from './http/rate-limit.ts';
 import { registerDevMailboxRoutes } from './mail/dev-mailbox.routes.ts';
 import type { MailTransport } from './mail/index.ts';
 import type { Clock } from './shared/clock.ts';
+import type { TargetPolicy } from './webhooks/index.ts';
 
 export interface AppDeps {
   config: Config;
@@ -22,6 +24,7 @@ export interface AppDeps {
   mailTransport: MailTransport;
   logger: FastifyBaseLogger;
   checkout: CheckoutDeps;
+  webhookTargets: TargetPolicy;
 }
 
 /** Builds the HTTP application from the modules; `main.ts` boots it, tests inject into it. */
@@ -48,6 +51,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.register(acpChannel, { prefix: '/api/acp', ...channel });
   app.register(ucpChannel, { prefix: '/api/ucp/v1', ...channel });
   app.register(mppChannel, { prefix: MPP_PREFIX, ...channel, mpp: deps.config.mpp });
+  app.register(apiV1, {
+    prefix: API_PREFIX,
+    db: deps.database.db,
+    clock: deps.clock,
+    config: deps.config,
+    webhookTargets: deps.webhookTargets,
+  });
+  registerApiDocsPage(app, API_PREFIX);
   if (deps.mailTransport.kind === 'dev-mailbox' && deps.config.env !== 'production') {
     registerDevMailboxRoutes(app, deps.database.db);
   }

@@ -1,13 +1,15 @@
 import { parseArgs } from 'node:util';
+import { type ApiKeyInfo, createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from './api/index.ts';
 import { PLANS, type PlanId, type TermLength } from './catalog/index.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
+import type { Db } from './db/schema.ts';
 import { inTransaction } from './db/transaction.ts';
 import { listDevMailbox } from './mail/index.ts';
 import { systemClock } from './shared/clock.ts';
 import { newId } from './shared/ids.ts';
-import { provisionWorkspace } from './workspace/index.ts';
+import { getWorkspace, provisionWorkspace } from './workspace/index.ts';
 
 const USAGE = `Usage: npm run svc -- <command> [options]
 
@@ -16,6 +18,13 @@ Commands:
   workspaces create --email <email> --plan <free|starter|pro|enterprise|msp> [--term month|year] [--name <name>]
                                             create a workspace and email its owner invitation
   mailbox list [--limit <n>]                list the dev mailbox, newest first (development only)
+  api-keys create --workspace <id> [--name <name>]
+                                            create an API key; it is printed once and never again
+  api-keys list --workspace <id>            list a workspace's keys (prefix and last four only)
+  api-keys revoke <key id>                  revoke a key now
+  api-keys rotate <key id> [--revoke-old-in <0|30m|24h|7d>]
+                                            create a replacement key; the old one stops working
+                                            after the given time (at once by default)
 
 The database is the one the service uses (DATABASE_URL, or SQLite under ./data/).
 Emails queued here are sent by the running service's mail worker.`;
@@ -81,6 +90,10 @@ async function run(argv: string[]): Promise<void> {
       console.log(JSON.stringify(workspace, null, 2));
       return;
     }
+    if (group === 'api-keys') {
+      await apiKeys(database.db, action, rest);
+      return;
+    }
     if (group === 'mailbox' && action === 'list') {
       const { values } = parseArgs({ args: rest, options: { limit: { type: 'string' } } });
       const messages = await listDevMailbox(database.db, Number(values.limit ?? 20));
@@ -98,6 +111,68 @@ async function run(argv: string[]): Promise<void> {
   } finally {
     await database.close();
   }
+}
+
+function describeKey(key: ApiKeyInfo): string {
+  const lastUsed = `last used ${key.lastUsedAt?.toISOString() ?? 'never'}`;
+  let state = `active, ${lastUsed}`;
+  if (key.revokedAt) {
+    const revoked = key.revokedAt.getTime() <= systemClock.now().getTime();
+    state = `${revoked ? 'revoked' : 'stops working'} ${key.revokedAt.toISOString()}, ${lastUsed}`;
+  }
+  return `${key.id}  ${key.prefix}...${key.lastFour}  "${key.name}"  created ${key.createdAt.toISOString()}  ${state}`;
+}
+
+const DURATION_UNITS_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `0`, `90s`, `30m`, `24h` or `7d`, in milliseconds. */
+function parseDuration(value: string): number {
+  const match = /^(\d+)([smhd])?$/.exec(value);
+  if (!match) throw new UsageError('--revoke-old-in must look like 0, 30m, 24h or 7d');
+  return Number(match[1]) * (DURATION_UNITS_MS[match[2] ?? 's'] ?? 1000);
+}
+
+async function apiKeys(db: Db, action: string | undefined, args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { workspace: { type: 'string' }, name: { type: 'string' }, 'revoke-old-in': { type: 'string' } },
+  });
+  const clock = systemClock;
+  if (action === 'create' || action === 'list') {
+    const workspaceId = requireOption(values, 'workspace');
+    if (!(await getWorkspace(db, workspaceId))) throw new UsageError(`no workspace ${workspaceId}`);
+    if (action === 'list') {
+      const keys = await listApiKeys(db, workspaceId);
+      console.log(keys.length ? keys.map(describeKey).join('\n') : 'the workspace has no API keys');
+      return;
+    }
+    const created = await createApiKey(db, clock, { workspaceId, name: values.name ?? 'API key' });
+    console.log(
+      `${describeKey(created.info)}\n\n${created.key}\n\nThis is the only time the key is shown; store it now.`,
+    );
+    return;
+  }
+  const keyId = positionals[0];
+  if (!keyId) throw new UsageError(`api-keys ${action ?? ''} needs a key id`);
+  if (action === 'revoke') {
+    const revoked = await revokeApiKey(db, clock, keyId);
+    if (!revoked) throw new UsageError(`no API key ${keyId}`);
+    console.log(describeKey(revoked));
+    return;
+  }
+  if (action === 'rotate') {
+    const graceMs = parseDuration(values['revoke-old-in'] ?? '0');
+    const rotated = await rotateApiKey(db, clock, keyId, new Date(clock.now().getTime() + graceMs));
+    if (!rotated.ok)
+      throw new UsageError(rotated.error === 'not_found' ? `no API key ${keyId}` : `${keyId} is revoked`);
+    const { old, info, key } = rotated.value;
+    console.log(
+      `old: ${describeKey(old)}\nnew: ${describeKey(info)}\n\n${key}\n\nThis is the only time the key is shown; store it now.`,
+    );
+    return;
+  }
+  throw new UsageError(`unknown command: api-keys ${action ?? ''}`);
 }
 
 try {

@@ -28,6 +28,10 @@ export interface Config {
   trustProxy: boolean;
   /** MPP challenge HMAC secret (generated once and kept in the database when unset) and realm. */
   mpp: { secret: string | undefined; realm: string };
+  /** The workspace REST API: requests per window per client IP and per API key, evidence upload size. */
+  api: { perIpMax: number; perKeyMax: number; evidenceMaxBytes: number };
+  /** Development only: webhook targets on loopback (http://127.0.0.1:...) are accepted. */
+  webhooks: { allowLoopback: boolean };
 }
 
 /** A configuration problem, phrased as the one line an operator needs to fix it. */
@@ -179,5 +183,19 @@ export function loadConfig(env: Env = process.env): Config {
     },
     trustProxy: readChoice(env, 'TRUST_PROXY', ['true', 'false'], 'false') === 'true',
     mpp: { secret: readMppSecret(env), realm: env.MPP_REALM || new URL(baseUrl).hostname },
+    api: {
+      perIpMax: readInteger(env, 'API_RATE_LIMIT_PER_IP', 1200, 1, 1_000_000_000),
+      perKeyMax: readInteger(env, 'API_RATE_LIMIT_PER_KEY', 600, 1, 1_000_000_000),
+      evidenceMaxBytes: readInteger(env, 'EVIDENCE_MAX_BYTES', 25 * 1_048_576, 1024, 1024 * 1_048_576),
+    },
+    webhooks: { allowLoopback: readWebhookLoopback(env, nodeEnv) },
   };
+}
+
+function readWebhookLoopback(env: Env, nodeEnv: Config['env']): boolean {
+  const allowed = readChoice(env, 'WEBHOOK_ALLOW_LOOPBACK', ['true', 'false'], 'false') === 'true';
+  if (allowed && nodeEnv === 'production') {
+    throw new ConfigError('WEBHOOK_ALLOW_LOOPBACK', 'unset or false in production', 'true');
+  }
+  return allowed;
 }

@@ -18,7 +18,16 @@ import {
 import { createStripeAdapter, type PaymentProvider } from './psp/index.ts';
 import { type Failpoints, type PurchaseDeps, recoverUnfinishedPurchases } from './purchase/index.ts';
 import { type Clock, DAY_MS, MINUTE_MS, systemClock } from './shared/clock.ts';
-import { endElapsedTerms } from './workspace/index.ts';
+import {
+  DELIVER_WEBHOOK_JOB,
+  DELIVERY_TIMEOUT_MS,
+  deliverWebhookJob,
+  type ResolveHost,
+  sweepWebhookData,
+  systemResolver,
+  type TargetPolicy,
+} from './webhooks/index.ts';
+import { endElapsedTerms, findWorkspaceOwner } from './workspace/index.ts';
 
 function loggerFrom(option: RuntimeOptions['logger']): FastifyBaseLogger {
   if (option === undefined) return pino({ level: 'silent' });
@@ -53,6 +62,8 @@ export interface RuntimeOptions {
   paymentProvider?: PaymentProvider;
   /** Tests make the purchase pipeline "crash" at named points. */
   failpoints?: Failpoints;
+  /** Tests make host names resolve where they need (the system resolver otherwise) and shorten attempts. */
+  webhooks?: { resolveHost?: ResolveHost; timeoutMs?: number };
 }
 
 /** The SDK adapter for the configured provider; with no key configured, the local PSP sandbox. */
@@ -86,7 +97,11 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     failpoints: options.failpoints,
   };
   const checkout: CheckoutDeps = { db: database.db, clock, purchases };
-  const app = buildApp({ config, database, clock, mailTransport, logger, checkout });
+  const webhookTargets: TargetPolicy = {
+    allowLoopback: config.webhooks.allowLoopback,
+    resolveHost: options.webhooks?.resolveHost ?? systemResolver(),
+  };
+  const app = buildApp({ config, database, clock, mailTransport, logger, checkout, webhookTargets });
   const jobs = new JobRunner({
     db: database.db,
     dialect: database.dialect,
@@ -99,6 +114,14 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         clock,
         transport: mailTransport,
         from: config.mailFrom,
+      }),
+      [DELIVER_WEBHOOK_JOB]: deliverWebhookJob({
+        db: database.db,
+        clock,
+        targets: webhookTargets,
+        timeoutMs: options.webhooks?.timeoutMs ?? DELIVERY_TIMEOUT_MS,
+        baseUrl: config.baseUrl,
+        findOwner: findWorkspaceOwner,
       }),
     },
     sweeps: [
@@ -133,6 +156,11 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         name: 'mpp.delete-old-claims',
         intervalMs: 60 * MINUTE_MS,
         run: async () => void (await deleteOldClaims(database.db, clock.now().getTime())),
+      },
+      {
+        name: 'webhooks.retention',
+        intervalMs: 60 * MINUTE_MS,
+        run: async () => void (await sweepWebhookData(database.db, clock)),
       },
       {
         name: 'jobs.delete-finished',

@@ -4,6 +4,9 @@ import * as foundation from './migrations/0001_foundation.ts';
 import * as purchase from './migrations/0002_purchase.ts';
 import * as checkout from './migrations/0003_checkout.ts';
 import * as mpp from './migrations/0004_mpp.ts';
+import * as apiKeys from './migrations/0005_api_keys.ts';
+import * as compliance from './migrations/0006_compliance.ts';
+import * as webhooks from './migrations/0007_webhooks.ts';
 
 /** The one ordered set of migrations, for both dialects. Append only; never edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -11,6 +14,9 @@ export const migrations: Record<string, Migration> = {
   '0002_purchase': purchase,
   '0003_checkout': checkout,
   '0004_mpp': mpp,
+  '0005_api_keys': apiKeys,
+  '0006_compliance': compliance,
+  '0007_webhooks': webhooks,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema

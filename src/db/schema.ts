@@ -1,10 +1,27 @@
 import type { Kysely, Transaction } from 'kysely';
+import type { ApiKeysTable } from '../api/api-keys.table.ts';
 import type { MppChallengeClaimsTable, MppServerSecretsTable } from '../channels/mpp/mpp.table.ts';
 import type { CheckoutSessionsTable } from '../checkout/checkout.table.ts';
+import type {
+  ControlsTable,
+  EvidenceControlsTable,
+  EvidenceTable,
+  PeopleTable,
+  PoliciesTable,
+  RisksTable,
+  TasksTable,
+  VendorsTable,
+} from '../compliance/compliance.table.ts';
 import type { IdempotencyKeysTable } from '../idempotency/idempotency.table.ts';
 import type { JobsTable } from '../jobs/jobs.table.ts';
 import type { DevMailboxTable, MailMessagesTable } from '../mail/mail.table.ts';
 import type { OrdersTable, PaymentAttemptsTable } from '../purchase/purchase.table.ts';
+import type {
+  WebhookAttemptsTable,
+  WebhookDeliveriesTable,
+  WebhookEventsTable,
+  WebhookSubscriptionsTable,
+} from '../webhooks/webhooks.table.ts';
 import type {
   WorkspaceInvitationsTable,
   WorkspaceMembersTable,
@@ -27,6 +44,19 @@ export interface Database {
   checkout_sessions: CheckoutSessionsTable;
   mpp_challenge_claims: MppChallengeClaimsTable;
   mpp_server_secrets: MppServerSecretsTable;
+  api_keys: ApiKeysTable;
+  people: PeopleTable;
+  controls: ControlsTable;
+  tasks: TasksTable;
+  evidence: EvidenceTable;
+  evidence_controls: EvidenceControlsTable;
+  risks: RisksTable;
+  vendors: VendorsTable;
+  policies: PoliciesTable;
+  webhook_subscriptions: WebhookSubscriptionsTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
 export type Db = Kysely<Database>;

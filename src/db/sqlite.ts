@@ -11,18 +11,31 @@ import {
   type SqliteStatement,
 } from 'kysely';
 
-/** Adapts `node:sqlite` to the better-sqlite3 shape Kysely's SQLite dialect expects. */
+/** Distinct SQL texts kept prepared; the service issues far fewer, so the cache never churns. */
+const STATEMENT_CACHE_SIZE = 1000;
+
+/**
+ * Adapts `node:sqlite` to the better-sqlite3 shape Kysely's SQLite dialect expects. Kysely asks for
+ * a statement per query; preparing is a large share of a small query's cost, so statements are
+ * kept by SQL text and reused.
+ */
 function wrapDatabase(db: DatabaseSync): SqliteDatabase {
+  const statements = new Map<string, SqliteStatement>();
   return {
     close: () => db.close(),
     prepare(sql: string): SqliteStatement {
+      let prepared = statements.get(sql);
+      if (prepared) return prepared;
       const statement = db.prepare(sql);
-      return {
+      prepared = {
         reader: statement.columns().length > 0,
         all: (parameters) => statement.all(...toSqliteValues(parameters)),
         run: (parameters) => statement.run(...toSqliteValues(parameters)),
         iterate: (parameters) => statement.iterate(...toSqliteValues(parameters)),
       };
+      if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear();
+      statements.set(sql, prepared);
+      return prepared;
     },
   };
 }

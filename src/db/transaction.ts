@@ -8,3 +8,14 @@ export async function inTransaction<T>(db: Db, work: (trx: Tx) => Promise<T>): P
   if (db.isTransaction) return work(db as Tx);
   return db.transaction().execute(work);
 }
+
+/**
+ * True when a statement failed on a unique constraint: PostgreSQL's `23505`, SQLite's
+ * `SQLITE_CONSTRAINT_UNIQUE` (2067). Lets a domain function turn a lost race for a unique value
+ * into its conflict answer instead of a 500.
+ */
+export function isUniqueViolation(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, errcode } = error as { code?: unknown; errcode?: unknown };
+  return code === '23505' || errcode === 2067;
+}

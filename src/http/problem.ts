@@ -1,15 +1,39 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { type Static, Type } from 'typebox';
 
 /** RFC 9457 problem details, the error format of every surface that has none of its own. */
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  code: string;
-  detail?: string;
-  request_id: string;
-  errors?: { path: string; message: string }[];
-}
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String({ description: '`about:blank`: the status and `code` say what happened.' }),
+    title: Type.String({ description: 'The HTTP status phrase.' }),
+    status: Type.Integer(),
+    code: Type.String({ description: 'A stable, machine-readable error code.' }),
+    detail: Type.Optional(Type.String({ description: 'What went wrong, for a person.' })),
+    request_id: Type.String({ description: 'Also in the Request-Id response header; quote it to support.' }),
+    errors: Type.Optional(
+      Type.Array(
+        Type.Object({
+          path: Type.String({ description: 'Where the invalid value is, e.g. `body/title`.' }),
+          message: Type.String(),
+        }),
+        { description: 'One entry per invalid field.' },
+      ),
+    ),
+  },
+  {
+    examples: [
+      {
+        type: 'about:blank',
+        title: 'Not Found',
+        status: 404,
+        code: 'not_found',
+        detail: 'No such task.',
+        request_id: 'req_3f6c2b1e-8d1a-4c55-9a53-0c6a3e1f2b7d',
+      },
+    ],
+  },
+);
+export type Problem = Static<typeof ProblemSchema>;
 
 const TITLES: Record<number, string> = {
   400: 'Bad Request',
@@ -49,18 +73,55 @@ export function sendProblem(reply: FastifyReply, body: Problem): FastifyReply {
   return reply.code(body.status).type('application/problem+json').send(body);
 }
 
+type ValidationIssue = NonNullable<FastifyError['validation']>[number];
+
+/**
+ * One entry per invalid field, named by its path: an unknown or missing property is reported at
+ * the property (`body/bogus`), not at the object that holds it.
+ */
+export function fieldErrors(
+  validation: readonly ValidationIssue[],
+  context: string,
+): NonNullable<Problem['errors']> {
+  const errors: NonNullable<Problem['errors']> = [];
+  // One entry per field: the first reason is the clearest (a union's branches add noise after it).
+  const add = (path: string, message: string) => {
+    if (!errors.some((e) => e.path === path)) errors.push({ path, message });
+  };
+  for (const issue of validation) {
+    const at = `${context}${issue.instancePath || ''}`;
+    const params = issue.params as Record<string, unknown>;
+    if (issue.keyword === 'additionalProperties') {
+      const names = params.additionalProperties ?? params.additionalProperty;
+      for (const name of [names].flat()) add(`${at}/${String(name)}`, 'is not a known field');
+    } else if (issue.keyword === 'required') {
+      const names = params.requiredProperties ?? params.missingProperty;
+      for (const name of [names].flat()) add(`${at}/${String(name)}`, 'is required');
+    } else if (!(issue.keyword === 'boolean' && issue.schemaPath.endsWith('/additionalProperties'))) {
+      add(at, issue.message ?? 'is invalid');
+    }
+  }
+  return errors;
+}
+
+/** 400 `invalid_request`: what Fastify's schema validation answers, for input a handler checks itself. */
+export function invalidRequest(request: FastifyRequest, errors: NonNullable<Problem['errors']>): Problem {
+  return problem(request, 400, 'invalid_request', 'The request does not match the schema.', errors);
+}
+
 /** Maps what Fastify itself rejects (validation, body size, media type, JSON syntax) to a stable code. */
 export function frameworkProblem(error: FastifyError, request: FastifyRequest): Problem | undefined {
-  if (error.validation) {
-    const errors = error.validation.map((issue) => ({
-      path: `${error.validationContext ?? 'body'}${issue.instancePath || ''}`,
-      message: issue.message ?? 'is invalid',
-    }));
-    return problem(request, 400, 'invalid_request', 'The request does not match the schema.', errors);
-  }
+  if (error.validation)
+    return invalidRequest(request, fieldErrors(error.validation, error.validationContext ?? 'body'));
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return problem(request, 413, 'body_too_large', 'The request body is larger than allowed.');
+    case 'FST_REQ_FILE_TOO_LARGE':
+      return problem(request, 413, 'file_too_large', 'The uploaded file is larger than allowed.');
+    case 'FST_FILES_LIMIT':
+    case 'FST_PARTS_LIMIT':
+    case 'FST_FIELDS_LIMIT':
+      return problem(request, 413, 'too_many_parts', 'The multipart body has more parts than allowed.');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return problem(request, 415, 'unsupported_media_type', 'Send the body as application/json.');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

@@ -1,12 +1,21 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
-/** Counts requests per key in fixed windows; `hit` says whether one more is allowed. */
+/** The state of one counter after a request was counted. */
+export interface RateLimitVerdict {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the window resets (at least 1). */
+  resetSeconds: number;
+}
+
+/** Counts requests per key in fixed windows; `hit` counts one more and says whether it is allowed. */
 export interface RateLimiter {
-  hit(key: string, now: number): { allowed: true } | { allowed: false; retryAfterSeconds: number };
+  hit(key: string, now: number): RateLimitVerdict;
 }
 
 export interface RateLimit {
-  /** Requests allowed per client IP in each window. */
+  /** Requests allowed per key in each window. */
   max: number;
   windowMs: number;
 }
@@ -24,19 +33,27 @@ export function createMemoryRateLimiter(limit: RateLimit): RateLimiter {
         for (const [k, w] of windows) if (now - w.start >= limit.windowMs) windows.delete(k);
         lastSweep = now;
       }
-      const current = windows.get(key);
+      let current = windows.get(key);
       if (!current || now - current.start >= limit.windowMs) {
-        windows.set(key, { start: now, count: 1 });
-        return { allowed: true };
+        current = { start: now, count: 0 };
+        windows.set(key, current);
       }
       current.count++;
-      if (current.count <= limit.max) return { allowed: true };
       return {
-        allowed: false,
-        retryAfterSeconds: Math.max(1, Math.ceil((current.start + limit.windowMs - now) / 1000)),
+        allowed: current.count <= limit.max,
+        limit: limit.max,
+        remaining: Math.max(0, limit.max - current.count),
+        resetSeconds: Math.max(1, Math.ceil((current.start + limit.windowMs - now) / 1000)),
       };
     },
   };
+}
+
+/** The IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers), for clients that pace themselves. */
+export function setRateLimitHeaders(reply: FastifyReply, verdict: RateLimitVerdict): void {
+  reply.header('ratelimit-limit', String(verdict.limit));
+  reply.header('ratelimit-remaining', String(verdict.remaining));
+  reply.header('ratelimit-reset', String(verdict.resetSeconds));
 }
 
 /**
@@ -52,7 +69,7 @@ export function applyRateLimit(
   scope.addHook('onRequest', async (request, reply) => {
     const verdict = limiter.hit(`${name}:${request.ip}`, Date.now());
     if (verdict.allowed) return;
-    reply.header('retry-after', String(verdict.retryAfterSeconds));
-    return reject(request, reply, verdict.retryAfterSeconds);
+    reply.header('retry-after', String(verdict.resetSeconds));
+    return reject(request, reply, verdict.resetSeconds);
   });
 }

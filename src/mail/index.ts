@@ -1,6 +1,12 @@
 export type { MailStatus } from './mail.table.ts';
 export { queueMail, SEND_MAIL_JOB, sendMailJob } from './outbox.ts';
-export { type OwnerInvitationInput, type RenderedMail, renderOwnerInvitation } from './templates.ts';
+export {
+  type OwnerInvitationInput,
+  type RenderedMail,
+  renderOwnerInvitation,
+  renderWebhookDisabled,
+  type WebhookDisabledInput,
+} from './templates.ts';
 export {
   createDevMailboxTransport,
   createSmtpTransport,

@@ -43,3 +43,46 @@ export function renderOwnerInvitation(input: OwnerInvitationInput): RenderedMail
 </body></html>`;
   return { template: 'owner_invitation', subject, text, html };
 }
+
+export interface WebhookDisabledInput {
+  workspaceName: string;
+  subscriptionId: string;
+  url: string;
+  /** `gone`: the receiver answered 410; `failing`: every attempt of a delivery failed for about a day. */
+  reason: 'gone' | 'failing';
+  /** The last attempt's error or status, e.g. `HTTP 500`. */
+  lastFailure: string;
+  /** The subscription in the REST API. */
+  manageUrl: string;
+}
+
+const DISABLED_BECAUSE = {
+  gone: 'the receiver answered 410 Gone, which asks us to stop sending',
+  failing: 'every attempt to deliver an event failed for about a day',
+} as const;
+
+export function renderWebhookDisabled(input: WebhookDisabledInput): RenderedMail {
+  const host = new URL(input.url).host;
+  const because = DISABLED_BECAUSE[input.reason];
+  const reenable = `PATCH ${input.manageUrl} with {"status": "enabled"}`;
+  const missed = `${input.manageUrl}/deliveries`;
+  const text = [
+    `We stopped sending webhook events of your workspace "${input.workspaceName}" to`,
+    input.url,
+    `(subscription ${input.subscriptionId}) because ${because}.`,
+    `The last attempt ended with: ${input.lastFailure}`,
+    '',
+    'New events are not queued for it while it is disabled. Once the receiver works again, re-enable it:',
+    reenable,
+    `and redeliver what it missed from ${missed}.`,
+  ].join('\n');
+  const html = `<!doctype html>
+<html><body style="font-family: sans-serif">
+<p>We stopped sending webhook events of your workspace <strong>${escapeHtml(input.workspaceName)}</strong> to
+<code>${escapeHtml(input.url)}</code> (subscription <code>${escapeHtml(input.subscriptionId)}</code>) because ${escapeHtml(because)}.</p>
+<p>The last attempt ended with: <code>${escapeHtml(input.lastFailure)}</code></p>
+<p>New events are not queued for it while it is disabled. Once the receiver works again, re-enable it with
+<code>${escapeHtml(reenable)}</code> and redeliver what it missed from <code>${escapeHtml(missed)}</code>.</p>
+</body></html>`;
+  return { template: 'webhook_disabled', subject: `Webhook deliveries to ${host} were stopped`, text, html };
+}

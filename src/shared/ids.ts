@@ -20,7 +20,8 @@ function encodeBase32(bytes: Uint8Array): string {
 
 /**
  * A public record id: `prefix_` + 48-bit millisecond time + 80 random bits, base32.
- * Ids sort by creation time, which keyset pagination relies on.
+ * Ids sort by creation time (within a process, also inside one millisecond), which keyset
+ * pagination relies on.
  */
 export function newId(prefix: string, at: Date = new Date()): string {
   const bytes = new Uint8Array(16);
@@ -29,8 +30,28 @@ export function newId(prefix: string, at: Date = new Date()): string {
     bytes[i] = time % 256;
     time = Math.floor(time / 256);
   }
-  bytes.set(randomBytes(10), 6);
+  bytes.set(nextRandomPart(at.getTime()), 6);
   return `${prefix}_${encodeBase32(bytes)}`;
+}
+
+let lastTime = -1;
+const lastRandom = new Uint8Array(10);
+
+/**
+ * Fresh random bits for a new millisecond; within the same millisecond the previous bits plus one,
+ * so ids made by one process in one millisecond still sort in the order they were made.
+ */
+function nextRandomPart(time: number): Uint8Array {
+  if (time !== lastTime) {
+    lastTime = time;
+    lastRandom.set(randomBytes(10));
+    return lastRandom;
+  }
+  for (let i = lastRandom.length - 1; i >= 0; i--) {
+    lastRandom[i] = ((lastRandom[i] ?? 0) + 1) & 0xff;
+    if (lastRandom[i] !== 0) break;
+  }
+  return lastRandom;
 }
 
 /** A bearer secret: `prefix` + base64url of `byteLength` random bytes (256 bits by default). */

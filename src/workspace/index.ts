@@ -1,3 +1,4 @@
+export { findWorkspaceOwner, type WorkspaceOwner } from './owner.ts';
 export {
   type EndedTerm,
   endElapsedTerms,

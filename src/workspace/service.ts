@@ -1,8 +1,10 @@
 import { PLANS, type PlanId, type TermLength, termEnd } from '../catalog/index.ts';
+import { seedControls } from '../compliance/index.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import { queueMail, renderOwnerInvitation } from '../mail/index.ts';
 import { type Clock, DAY_MS } from '../shared/clock.ts';
 import { newId, newSecret, sha256Hex } from '../shared/ids.ts';
+import { publishEvent } from '../webhooks/index.ts';
 
 export const INVITATION_LIFETIME_MS = 7 * DAY_MS;
 
@@ -100,6 +102,7 @@ export async function provisionWorkspace(
     currentTerm = { plan: input.plan, ...input.term, endsAt, renews: false };
   }
 
+  await seedControls(trx, workspaceId, now);
   await inviteOwner(trx, workspaceId, input, currentTerm, ctx);
   return {
     workspace: { id: workspaceId, name: input.name, plan: input.plan, createdAt: now, currentTerm },
@@ -208,7 +211,8 @@ export async function endElapsedTerms(db: Db, clock: Clock, batchSize = 100): Pr
     const now = clock.now().getTime();
     const due = await db
       .selectFrom('workspace_terms')
-      .select(['id', 'workspace_id', 'order_id'])
+      .select(termColumns)
+      .select(['id', 'workspace_id'])
       .where('ended_at', 'is', null)
       .where('ends_at', '<=', now)
       .orderBy('ends_at')
@@ -216,31 +220,65 @@ export async function endElapsedTerms(db: Db, clock: Clock, batchSize = 100): Pr
       .execute();
     if (due.length === 0) return ended;
     for (const term of due) {
-      const closed = await db.transaction().execute(async (trx) => {
-        const result = await trx
-          .updateTable('workspace_terms')
-          .set({ ended_at: now })
-          .where('id', '=', term.id)
-          .where('ended_at', 'is', null)
-          .executeTakeFirst();
-        if (result.numUpdatedRows === 0n) return false;
-        const stillOpen = await trx
-          .selectFrom('workspace_terms')
-          .select('id')
-          .where('workspace_id', '=', term.workspace_id)
-          .where('ended_at', 'is', null)
-          .executeTakeFirst();
-        if (!stillOpen) {
-          await trx
-            .updateTable('workspaces')
-            .set({ plan: 'free', updated_at: now })
-            .where('id', '=', term.workspace_id)
-            .execute();
-        }
-        return true;
-      });
+      const closed = await db.transaction().execute((trx) => closeTerm(trx, clock, term, now));
       if (closed)
         ended.push({ workspaceId: term.workspace_id, orderId: term.order_id, endedAt: new Date(now) });
     }
   }
+}
+
+/**
+ * Closes one term with a conditional update (concurrent instances close it once) and, when no
+ * other term is open, moves the workspace to Free; each change publishes its event.
+ */
+async function closeTerm(
+  trx: Tx,
+  clock: Clock,
+  term: TermRow & { id: string; workspace_id: string },
+  now: number,
+): Promise<boolean> {
+  const result = await trx
+    .updateTable('workspace_terms')
+    .set({ ended_at: now })
+    .where('id', '=', term.id)
+    .where('ended_at', 'is', null)
+    .executeTakeFirst();
+  if (result.numUpdatedRows === 0n) return false;
+  const workspaceId = term.workspace_id;
+  const ending = toTerm(term);
+  await publishEvent(trx, clock, {
+    workspaceId,
+    type: 'workspace.term_ended',
+    data: {
+      plan: ending.plan,
+      term: ending.term,
+      starts_at: ending.startsAt.toISOString(),
+      ends_at: ending.endsAt.toISOString(),
+      renews: false,
+    },
+  });
+  const stillOpen = await trx
+    .selectFrom('workspace_terms')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('ended_at', 'is', null)
+    .executeTakeFirst();
+  if (stillOpen) return true;
+  const workspace = await trx
+    .selectFrom('workspaces')
+    .select('plan')
+    .where('id', '=', workspaceId)
+    .executeTakeFirstOrThrow();
+  if (workspace.plan === 'free') return true;
+  await trx
+    .updateTable('workspaces')
+    .set({ plan: 'free', updated_at: now })
+    .where('id', '=', workspaceId)
+    .execute();
+  await publishEvent(trx, clock, {
+    workspaceId,
+    type: 'workspace.plan_changed',
+    data: { previous_plan: workspace.plan, plan: 'free', reason: 'term_ended' },
+  });
+  return true;
 }

@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { sql } from 'kysely';
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
@@ -13,10 +16,30 @@ export const testDialect = TEST_DATABASE_URL ? 'postgres' : 'sqlite';
 export interface TestDatabase extends DatabaseHandle {
   /** Another handle on the same data, as a second app instance would have. */
   reopen(): DatabaseHandle;
+  /** How another process opens the same data (`DATABASE_URL` and search path); absent in memory. */
+  connection?: { url: string; searchPath?: string };
 }
 
-export async function createTestDatabase(options: { migrate?: boolean } = {}): Promise<TestDatabase> {
+/**
+ * `shared`: on SQLite, a file in a temporary directory (removed on close) instead of memory, so
+ * other handles and child processes can open it too.
+ */
+export async function createTestDatabase(
+  options: { migrate?: boolean; shared?: boolean } = {},
+): Promise<TestDatabase> {
   const migrate = options.migrate ?? true;
+  if (!TEST_DATABASE_URL && options.shared) {
+    const dir = mkdtempSync(path.join(tmpdir(), 'svc-test-'));
+    const file = path.join(dir, 'svc.sqlite');
+    const open = () => openDatabase({ kind: 'sqlite', file });
+    const handle = open();
+    if (migrate) await migrateToLatest(handle.db);
+    const close = async () => {
+      await handle.close();
+      rmSync(dir, { recursive: true, force: true });
+    };
+    return { ...handle, reopen: open, connection: { url: `sqlite:${file}` }, close };
+  }
   if (!TEST_DATABASE_URL) {
     const file = ':memory:';
     const handle = openDatabase({ kind: 'sqlite', file });
@@ -45,5 +68,5 @@ export async function createTestDatabase(options: { migrate?: boolean } = {}): P
       await close();
       throw error;
     });
-  return { ...handle, reopen: open, close };
+  return { ...handle, reopen: open, close, connection: { url: TEST_DATABASE_URL, searchPath: schema } };
 }

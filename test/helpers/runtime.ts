@@ -23,6 +23,7 @@ export async function startTestRuntime(
     failpoints?: Failpoints;
     database?: TestDatabase;
     logger?: RuntimeOptions['logger'];
+    webhooks?: RuntimeOptions['webhooks'];
   } = {},
 ): Promise<TestRuntime> {
   const config: Config = loadConfig({ NODE_ENV: 'test', BASE_URL: 'http://svc.test', ...options.env });
@@ -36,6 +37,7 @@ export async function startTestRuntime(
     paymentProvider: options.paymentProvider,
     failpoints: options.failpoints,
     logger: options.logger,
+    webhooks: options.webhooks,
   });
   t.after(async () => {
     await runtime.close();

@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox';
+import { type Problem, ProblemSchema } from '../../http/problem.ts';
 
 /**
  * Wire shapes of the MPP channel. The routes validate and serialize with these, and the OpenAPI
@@ -83,13 +84,5 @@ export const PaymentProblem = Type.Object({
 export type PaymentProblem = Static<typeof PaymentProblem>;
 
 /** The service's generic problem (invalid request body, setup still running). */
-export const ServiceProblem = Type.Object({
-  type: Type.String(),
-  title: Type.String(),
-  status: Type.Integer(),
-  code: Type.String(),
-  detail: Type.Optional(Type.String()),
-  request_id: Type.String(),
-  errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
-});
-export type ServiceProblem = Static<typeof ServiceProblem>;
+export const ServiceProblem = ProblemSchema;
+export type ServiceProblem = Problem;

@@ -1,0 +1,58 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Db } from '../db/schema.ts';
+import { problem, sendProblem } from '../http/problem.ts';
+import type { Clock } from '../shared/clock.ts';
+import { authenticateApiKey, type Principal } from './keys.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The API key a request authenticated with; set by the auth hook on every non-public route. */
+    principal?: Principal;
+  }
+}
+
+/** The key from `Authorization: Bearer <key>` or `x-api-key: <key>`; undefined when neither is sent. */
+export function presentedKey(request: FastifyRequest): string | undefined {
+  const authorization = request.headers.authorization;
+  if (authorization !== undefined) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    return match?.[1] ?? '';
+  }
+  const header = request.headers['x-api-key'];
+  return Array.isArray(header) ? header[0] : header;
+}
+
+const ANSWERS = {
+  missing: 'Send an API key as `Authorization: Bearer <key>` or `x-api-key: <key>`.',
+  invalid: 'The API key is not valid.',
+  revoked: 'The API key has been revoked.',
+} as const;
+
+/** Authenticates the request, or answers 401; the answer never echoes the key. */
+export async function authenticate(
+  deps: { db: Db; clock: Clock },
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply | undefined> {
+  const key = presentedKey(request);
+  if (key === undefined || key === '') return unauthorized(request, reply, 'missing');
+  const result = await authenticateApiKey(deps.db, deps.clock, key);
+  if (!result.ok) return unauthorized(request, reply, result.error);
+  request.principal = result.value;
+  return undefined;
+}
+
+function unauthorized(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  reason: keyof typeof ANSWERS,
+): FastifyReply {
+  reply.header('www-authenticate', 'Bearer realm="api"');
+  return sendProblem(reply, problem(request, 401, `api_key_${reason}`, ANSWERS[reason]));
+}
+
+/** The workspace a request is confined to. */
+export function workspaceOf(request: FastifyRequest): string {
+  if (!request.principal) throw new Error(`route ${request.routeOptions.url} ran without authentication`);
+  return request.principal.workspaceId;
+}

@@ -1,0 +1,38 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
+import { Type } from 'typebox';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/schema.ts';
+import type { Clock } from '../shared/clock.ts';
+import type { TargetPolicy } from '../webhooks/index.ts';
+
+/** What the /api/v1 routes are given: the database, the clock, the configuration, the webhook target policy. */
+export interface ApiDeps {
+  db: Db;
+  clock: Clock;
+  config: Config;
+  /** Where webhook subscriptions may point (checked when subscribing and before every attempt). */
+  webhookTargets: TargetPolicy;
+}
+
+export type ApiScope = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+
+/** The `data` of a `*.deleted` event. */
+export const DeletedRecord = Type.Object(
+  { id: Type.String() },
+  { description: 'The id of the deleted record.' },
+);

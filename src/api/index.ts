@@ -1,0 +1,163 @@
+import fastifyMultipart from '@fastify/multipart';
+import { type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { ProblemSchema, problem, sendProblem } from '../http/problem.ts';
+import {
+  createMemoryRateLimiter,
+  type RateLimiter,
+  type RateLimitVerdict,
+  setRateLimitHeaders,
+} from '../http/rate-limit.ts';
+import { authenticate } from './auth.ts';
+import { SchemaCatalog } from './catalog.ts';
+import type { ApiDeps, ApiScope } from './context.ts';
+import { buildOpenApiDocument, collectRoutes } from './openapi.ts';
+import { controlRoutes } from './routes/controls.ts';
+import { evidenceRoutes } from './routes/evidence.ts';
+import { hookRoutes } from './routes/hooks.ts';
+import { meRoutes } from './routes/me.ts';
+import { peopleRoutes } from './routes/people.ts';
+import { policyRoutes } from './routes/policies.ts';
+import { riskRoutes } from './routes/risks.ts';
+import { taskRoutes } from './routes/tasks.ts';
+import { vendorRoutes } from './routes/vendors.ts';
+
+export type { ApiDeps } from './context.ts';
+export { registerApiDocsPage } from './docs-page.ts';
+export {
+  API_KEY_SCAN_PATTERN,
+  type ApiKeyInfo,
+  authenticateApiKey,
+  createApiKey,
+  findApiKey,
+  isWellFormedApiKey,
+  listApiKeys,
+  type NewApiKey,
+  revokeApiKey,
+  rotateApiKey,
+} from './keys.ts';
+
+export const API_PREFIX = '/api/v1';
+
+/** The document is sent as the JSON text it was built into once; clients see an object. */
+const OpenApiDocumentBody = Type.Unsafe<string>({
+  type: 'object',
+  description: 'An OpenAPI 3.1.0 document.',
+});
+
+/** Each module registers its routes and names its schemas and events for the OpenAPI document. */
+const MODULES: readonly ((app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog) => void)[] = [
+  meRoutes,
+  controlRoutes,
+  taskRoutes,
+  evidenceRoutes,
+  riskRoutes,
+  vendorRoutes,
+  peopleRoutes,
+  policyRoutes,
+  hookRoutes,
+];
+
+/** The workspace REST API: every route but the document itself needs an API key of one workspace. */
+export async function apiV1(scope: FastifyInstance, deps: ApiDeps): Promise<void> {
+  scope.setValidatorCompiler(TypeBoxValidatorCompiler);
+  await scope.register(fastifyMultipart, {
+    limits: {
+      fileSize: deps.config.api.evidenceMaxBytes,
+      files: 1,
+      fields: 20,
+      fieldSize: 64 * 1024,
+      parts: 25,
+    },
+  });
+  const routes = collectRoutes(scope);
+  applyLimitsAndAuthentication(scope, deps);
+
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+  const catalog = new SchemaCatalog();
+  catalog.name({ Problem: ProblemSchema });
+  for (const register of MODULES) register(app, deps, catalog);
+
+  let document: string | undefined;
+  app.get(
+    '/openapi.json',
+    {
+      config: { public: true },
+      schema: {
+        operationId: 'getOpenApiDocument',
+        summary: 'This OpenAPI 3.1 document (no API key needed)',
+        tags: ['Meta'],
+        response: { 200: OpenApiDocumentBody },
+      },
+    },
+    async (_request, reply) => {
+      document ??= JSON.stringify(
+        buildOpenApiDocument(routes, {
+          info: {
+            title: 'Compliance workspace API',
+            version: '1',
+            description:
+              "Programmatic access to one workspace's ISO 27001 readiness data. Every request is confined " +
+              'to the organization (workspace) of its API key; ids of other organizations answer 404. ' +
+              'Lists take `limit` (default 50, at most 200) and an opaque `cursor`, and answer ' +
+              '`{ "data": [...], "next_cursor": string|null }`. Errors are application/problem+json with a ' +
+              'stable `code`. Interactive reference: /api/v1/docs.',
+          },
+          serverUrl: deps.config.baseUrl,
+          components: catalog.components,
+          securitySchemes: {
+            bearerAuth: {
+              type: 'http',
+              scheme: 'bearer',
+              description: '`Authorization: Bearer svc_live_...`',
+            },
+            apiKeyHeader: {
+              type: 'apiKey',
+              in: 'header',
+              name: 'x-api-key',
+              description: '`x-api-key: svc_live_...`',
+            },
+          },
+          webhooks: catalog.webhooks(),
+        }),
+      );
+      return reply.type('application/json').header('cache-control', 'public, max-age=300').send(document);
+    },
+  );
+}
+
+/**
+ * Per client IP first (before anything else, so floods cost nothing), then the key, then per key.
+ * Limits answer 429 with Retry-After; the per-key state is in RateLimit-* headers on every answer.
+ */
+function applyLimitsAndAuthentication(scope: FastifyInstance, deps: ApiDeps): void {
+  const windowMs = deps.config.rateLimit.windowMs;
+  const perIp: RateLimiter = createMemoryRateLimiter({ max: deps.config.api.perIpMax, windowMs });
+  const perKey: RateLimiter = createMemoryRateLimiter({ max: deps.config.api.perKeyMax, windowMs });
+  const tooMany = (verdict: RateLimitVerdict, scopeName: string) => ({ verdict, scopeName });
+
+  scope.addHook('onRequest', async (request, reply) => {
+    const now = Date.now();
+    let limited = tooMany(perIp.hit(`ip:${request.ip}`, now), 'address');
+    if (limited.verdict.allowed) {
+      if (request.routeOptions.config.public) return;
+      const refused = await authenticate(deps, request, reply);
+      if (refused) return refused;
+      const verdict = perKey.hit(`key:${request.principal?.keyId}`, now);
+      setRateLimitHeaders(reply, verdict);
+      limited = tooMany(verdict, 'API key');
+      if (verdict.allowed) return;
+    }
+    reply.header('retry-after', String(limited.verdict.resetSeconds));
+    return sendProblem(
+      reply,
+      problem(
+        request,
+        429,
+        'rate_limited',
+        `Too many requests from this ${limited.scopeName}; retry after Retry-After seconds.`,
+      ),
+    );
+  });
+}

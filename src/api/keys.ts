@@ -1,0 +1,204 @@
+import { randomBytes } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+import type { Db } from '../db/schema.ts';
+import { inTransaction } from '../db/transaction.ts';
+import type { Clock } from '../shared/clock.ts';
+import { newId, sha256Hex } from '../shared/ids.ts';
+import { err, ok, type Result } from '../shared/result.ts';
+import type { ApiKeysTable } from './api-keys.table.ts';
+
+/**
+ * Key format: `svc_live_` + 30 random base62 characters (178 bits) + a 6-character base62 CRC32
+ * of everything before it. The checksum lets secret scanners recognise a leaked key offline, and
+ * lets us refuse a mistyped key without a database lookup.
+ */
+export const API_KEY_PREFIX = 'svc_live_';
+const RANDOM_LENGTH = 30;
+const CHECKSUM_LENGTH = 6;
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const KEY_PATTERN = new RegExp(`^${API_KEY_PREFIX}[0-9A-Za-z]{${RANDOM_LENGTH + CHECKSUM_LENGTH}}$`);
+/** A scanner can use this to find keys in text. */
+export const API_KEY_SCAN_PATTERN = /\bsvc_live_[0-9A-Za-z]{36}\b/g;
+
+function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      // 248 = 4 x 62: rejecting larger bytes keeps every character equally likely.
+      if (byte < 248 && out.length < length) out += BASE62[byte % 62];
+    }
+  }
+  return out;
+}
+
+function checksum(body: string): string {
+  let value = crc32(body);
+  let out = '';
+  for (let i = 0; i < CHECKSUM_LENGTH; i++) {
+    out = BASE62[value % 62] + out;
+    value = Math.floor(value / 62);
+  }
+  return out;
+}
+
+export function generateApiKey(): string {
+  const body = API_KEY_PREFIX + randomBase62(RANDOM_LENGTH);
+  return body + checksum(body);
+}
+
+/** Format and checksum; says nothing about whether the key exists. */
+export function isWellFormedApiKey(value: string): boolean {
+  if (!KEY_PATTERN.test(value)) return false;
+  const body = value.slice(0, -CHECKSUM_LENGTH);
+  return checksum(body) === value.slice(-CHECKSUM_LENGTH);
+}
+
+/** What lists show of a key: never the key or its hash. */
+export interface ApiKeyInfo {
+  id: string;
+  workspaceId: string;
+  name: string;
+  prefix: string;
+  lastFour: string;
+  replacesKeyId: string | null;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+function toInfo(row: ApiKeysTable): ApiKeyInfo {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    name: row.name,
+    prefix: row.prefix,
+    lastFour: row.last_four,
+    replacesKeyId: row.replaces_key_id,
+    createdAt: new Date(row.created_at),
+    lastUsedAt: row.last_used_at === null ? null : new Date(row.last_used_at),
+    revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at),
+  };
+}
+
+export interface NewApiKey {
+  /** Shown once; only its hash is kept. */
+  key: string;
+  info: ApiKeyInfo;
+}
+
+export async function createApiKey(
+  db: Db,
+  clock: Clock,
+  input: { workspaceId: string; name: string; replacesKeyId?: string },
+): Promise<NewApiKey> {
+  const now = clock.now();
+  const key = generateApiKey();
+  const row: ApiKeysTable = {
+    id: newId('key', now),
+    workspace_id: input.workspaceId,
+    name: input.name,
+    key_hash: sha256Hex(key),
+    prefix: key.slice(0, API_KEY_PREFIX.length + 4),
+    last_four: key.slice(-4),
+    replaces_key_id: input.replacesKeyId ?? null,
+    created_at: now.getTime(),
+    last_used_at: null,
+    revoked_at: null,
+  };
+  await db.insertInto('api_keys').values(row).execute();
+  return { key, info: toInfo(row) };
+}
+
+export async function listApiKeys(db: Db, workspaceId: string): Promise<ApiKeyInfo[]> {
+  const rows = await db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .orderBy('id')
+    .execute();
+  return rows.map(toInfo);
+}
+
+export async function findApiKey(db: Db, keyId: string): Promise<ApiKeyInfo | undefined> {
+  const row = await db.selectFrom('api_keys').selectAll().where('id', '=', keyId).executeTakeFirst();
+  return row ? toInfo(row) : undefined;
+}
+
+/**
+ * Revokes a key at `at` (now by default). A key already revoked earlier keeps its earlier time;
+ * `undefined` means there is no such key.
+ */
+export async function revokeApiKey(
+  db: Db,
+  clock: Clock,
+  keyId: string,
+  at: Date = clock.now(),
+): Promise<ApiKeyInfo | undefined> {
+  await db
+    .updateTable('api_keys')
+    .set({ revoked_at: at.getTime() })
+    .where('id', '=', keyId)
+    .where((eb) => eb.or([eb('revoked_at', 'is', null), eb('revoked_at', '>', at.getTime())]))
+    .execute();
+  return findApiKey(db, keyId);
+}
+
+export type RotateError = 'not_found' | 'revoked';
+
+/** A new key for the same workspace; the old one stops working at `revokeOldAt` (now by default). */
+export async function rotateApiKey(
+  db: Db,
+  clock: Clock,
+  keyId: string,
+  revokeOldAt: Date = clock.now(),
+): Promise<Result<NewApiKey & { old: ApiKeyInfo }, RotateError>> {
+  return inTransaction(db, async (trx) => {
+    const old = await findApiKey(trx, keyId);
+    if (!old) return err('not_found');
+    if (old.revokedAt && old.revokedAt.getTime() <= clock.now().getTime()) return err('revoked');
+    const created = await createApiKey(trx, clock, {
+      workspaceId: old.workspaceId,
+      name: old.name,
+      replacesKeyId: old.id,
+    });
+    const revoked = await revokeApiKey(trx, clock, keyId, revokeOldAt);
+    if (!revoked) return err('not_found');
+    return ok({ ...created, old: revoked });
+  });
+}
+
+/** Who a request acts as: one key of one workspace. */
+export interface Principal {
+  keyId: string;
+  workspaceId: string;
+}
+
+export type AuthenticationError = 'invalid' | 'revoked';
+
+/** `last_used_at` is written when it is older than this, so a busy key costs no write per request. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export async function authenticateApiKey(
+  db: Db,
+  clock: Clock,
+  presented: string,
+): Promise<Result<Principal, AuthenticationError>> {
+  if (!isWellFormedApiKey(presented)) return err('invalid');
+  const row = await db
+    .selectFrom('api_keys')
+    .select(['id', 'workspace_id', 'revoked_at', 'last_used_at'])
+    .where('key_hash', '=', sha256Hex(presented))
+    .executeTakeFirst();
+  if (!row) return err('invalid');
+  const now = clock.now().getTime();
+  if (row.revoked_at !== null && row.revoked_at <= now) return err('revoked');
+  if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) {
+    await db
+      .updateTable('api_keys')
+      .set({ last_used_at: now })
+      .where('id', '=', row.id)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', now)]))
+      .execute();
+  }
+  return ok({ keyId: row.id, workspaceId: row.workspace_id });
+}

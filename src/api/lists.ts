@@ -1,0 +1,38 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Page, PageRequest } from '../compliance/index.ts';
+import { problem, sendProblem } from '../http/problem.ts';
+import { workspaceOf } from './auth.ts';
+import { decodeCursor, encodeCursor, splitListQuery } from './pagination.ts';
+
+type ListQuery = { limit?: number; cursor?: string };
+
+/**
+ * Answers a list request: the filters and page of the query string, the workspace of the key, and
+ * an opaque cursor for the next page. A cursor of another list, filter or workspace is a 400.
+ */
+export async function answerList<Q extends ListQuery, Item>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  list: string,
+  query: Q,
+  fetch: (workspaceId: string, filter: Omit<Q, 'limit' | 'cursor'>, page: PageRequest) => Promise<Page<Item>>,
+): Promise<{ data: Item[]; next_cursor: string | null } | FastifyReply> {
+  const workspaceId = workspaceOf(request);
+  const { filter, limit, cursor } = splitListQuery(query);
+  const scope = { workspaceId, list, filter };
+  const after = cursor === undefined ? undefined : decodeCursor(cursor, scope);
+  if (cursor !== undefined && after === undefined) {
+    return sendProblem(
+      reply,
+      problem(
+        request,
+        400,
+        'invalid_cursor',
+        'The cursor is not one this list gave out with these filters.',
+        [{ path: 'querystring/cursor', message: 'is not a cursor of this list and filter' }],
+      ),
+    );
+  }
+  const page = await fetch(workspaceId, filter, { limit, after });
+  return { data: page.items, next_cursor: page.next ? encodeCursor(page.next, scope) : null };
+}

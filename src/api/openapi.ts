@@ -1,0 +1,189 @@
+import type { FastifyContextConfig, FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
+import type { TSchema } from 'typebox';
+
+declare module 'fastify' {
+  interface FastifySchema {
+    /** OpenAPI operation fields; the document is generated from the routes. */
+    operationId?: string;
+    summary?: string;
+    description?: string;
+    tags?: readonly string[];
+  }
+  interface FastifyContextConfig {
+    /** Answered without an API key (the OpenAPI document). */
+    public?: boolean;
+    /** A multipart/form-data body the handler parses itself; documented, not validated by Fastify. */
+    multipartBody?: TSchema;
+  }
+}
+
+type JsonObject = Record<string, unknown>;
+
+interface DocumentedRoute {
+  method: string;
+  url: string;
+  schema: FastifySchema;
+  config: FastifyContextConfig;
+}
+
+const RESPONSE_DESCRIPTIONS: Record<string, string> = {
+  200: 'OK',
+  201: 'Created',
+  204: 'Done; no content.',
+  400: 'The request is invalid; `errors` names each invalid field.',
+  401: 'The API key is missing, unknown or revoked.',
+  404: 'No such resource in the workspace of the API key (also for ids named in the body).',
+  409: 'The change conflicts with the current state.',
+  413: 'The body or upload is larger than allowed.',
+  415: 'The content type is not accepted.',
+  429: 'Too many requests; wait `Retry-After` seconds.',
+};
+
+/** The routes of a scope, collected as they are registered, for the OpenAPI document. */
+export function collectRoutes(scope: FastifyInstance): DocumentedRoute[] {
+  const routes: DocumentedRoute[] = [];
+  scope.addHook('onRoute', (route: RouteOptions) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      if (method === 'HEAD') continue;
+      routes.push({
+        method: method.toLowerCase(),
+        url: route.url,
+        schema: route.schema ?? {},
+        config: route.config ?? {},
+      });
+    }
+  });
+  return routes;
+}
+
+/** `/tasks/:id` -> `/tasks/{id}`. */
+export function openApiPath(url: string): string {
+  return url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+}
+
+/**
+ * Replaces every occurrence of a named schema object with a `$ref` to its component, so the
+ * document names `Task` once instead of inlining it in every operation.
+ */
+function referencing(named: Map<object, string>, root?: object) {
+  const visit = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(visit);
+    if (value === null || typeof value !== 'object') return value;
+    const name = value !== root ? named.get(value) : undefined;
+    if (name) return { $ref: `#/components/schemas/${name}` };
+    return Object.fromEntries(Object.entries(value).map(([key, member]) => [key, visit(member)]));
+  };
+  return visit;
+}
+
+function parameters(
+  schema: unknown,
+  location: 'path' | 'query',
+  ref: (value: unknown) => unknown,
+): JsonObject[] {
+  if (!schema || typeof schema !== 'object') return [];
+  const { properties = {}, required = [] } = schema as { properties?: JsonObject; required?: string[] };
+  return Object.entries(properties).map(([name, property]) => {
+    const { description } = property as { description?: string };
+    return {
+      name,
+      in: location,
+      required: location === 'path' || required.includes(name),
+      ...(description ? { description } : {}),
+      schema: ref(property),
+    };
+  });
+}
+
+function responses(schema: FastifySchema, ref: (value: unknown) => unknown): JsonObject {
+  const declared = (schema.response ?? {}) as Record<string, TSchema>;
+  return Object.fromEntries(
+    Object.entries(declared).map(([status, body]) => {
+      const description =
+        RESPONSE_DESCRIPTIONS[status] ?? (body as { description?: string }).description ?? 'Response';
+      if (status === '204') return [status, { description }];
+      const mediaType =
+        Number(status) >= 400
+          ? 'application/problem+json'
+          : ((body as { contentMediaType?: string }).contentMediaType ?? 'application/json');
+      const headers =
+        status === '429'
+          ? { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } }
+          : undefined;
+      return [
+        status,
+        { description, ...(headers ? { headers } : {}), content: { [mediaType]: { schema: ref(body) } } },
+      ];
+    }),
+  );
+}
+
+/** A body schema per media type, as Fastify takes it (`{ content: { 'application/json': { schema } } }`). */
+type BodyPerMediaType = { content: Record<string, { schema: TSchema }> };
+
+function requestBody(route: DocumentedRoute, ref: (value: unknown) => unknown): JsonObject | undefined {
+  const content: JsonObject = {};
+  const body = route.schema.body as TSchema | BodyPerMediaType | undefined;
+  if (body && 'content' in body) {
+    for (const [mediaType, { schema }] of Object.entries(body.content))
+      content[mediaType] = { schema: ref(schema) };
+  } else if (body) {
+    content['application/json'] = { schema: ref(body) };
+  }
+  if (route.config.multipartBody)
+    content['multipart/form-data'] = { schema: ref(route.config.multipartBody) };
+  return Object.keys(content).length > 0 ? { required: true, content } : undefined;
+}
+
+export interface DocumentOptions {
+  info: JsonObject;
+  serverUrl: string;
+  /** Schemas named in `components.schemas` and referenced wherever they occur. */
+  components: Record<string, TSchema>;
+  securitySchemes: JsonObject;
+  webhooks: JsonObject;
+}
+
+/** An OpenAPI 3.1 document of `routes`, generated from their schemas. */
+export function buildOpenApiDocument(
+  routes: readonly DocumentedRoute[],
+  options: DocumentOptions,
+): JsonObject {
+  const named = new Map<object, string>(
+    Object.entries(options.components).map(([name, schema]) => [schema, name]),
+  );
+  const ref = referencing(named);
+  const paths: Record<string, JsonObject> = {};
+  for (const route of routes) {
+    const { schema } = route;
+    const path = openApiPath(route.url);
+    const body = requestBody(route, ref);
+    const operation = {
+      ...(schema.operationId ? { operationId: schema.operationId } : {}),
+      ...(schema.summary ? { summary: schema.summary } : {}),
+      ...(schema.description ? { description: schema.description } : {}),
+      ...(schema.tags ? { tags: schema.tags } : {}),
+      ...(route.config.public ? { security: [] } : {}),
+      parameters: [
+        ...parameters(schema.params, 'path', ref),
+        ...parameters(schema.querystring, 'query', ref),
+      ],
+      ...(body ? { requestBody: body } : {}),
+      responses: responses(schema, ref),
+    };
+    paths[path] = { ...paths[path], [route.method]: operation };
+  }
+  const components = Object.fromEntries(
+    Object.entries(options.components).map(([name, schema]) => [name, referencing(named, schema)(schema)]),
+  );
+  return {
+    openapi: '3.1.0',
+    info: options.info,
+    servers: [{ url: options.serverUrl }],
+    security: Object.keys(options.securitySchemes).map((name) => ({ [name]: [] })),
+    paths,
+    webhooks: ref(options.webhooks),
+    components: { schemas: components, securitySchemes: options.securitySchemes },
+  };
+}

@@ -1,0 +1,117 @@
+import { finished } from 'node:stream/promises';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Compile } from 'typebox/compile';
+import {
+  ACCEPTED_FILE_TYPES,
+  createFileEvidence,
+  discardStaged,
+  type EvidenceDeps,
+  EvidenceUploadFields,
+  type StagedFile,
+  stageUpload,
+  type UploadRefusal,
+} from '../../compliance/index.ts';
+import { fieldErrors, invalidRequest, type Problem, problem, sendProblem } from '../../http/problem.ts';
+import { workspaceOf } from '../auth.ts';
+import { sendComplianceError } from '../errors.ts';
+
+const FILE_FIELD = 'file';
+const checkFields = Compile(EvidenceUploadFields);
+
+interface ReceivedForm {
+  /** The values of each text field, in the order they came. */
+  fields: Map<string, unknown[]>;
+  staged?: StagedFile;
+  refusal?: UploadRefusal;
+  /** Names of file parts other than `file`; their bytes were read and dropped. */
+  strayFiles: string[];
+}
+
+/**
+ * The multipart form of POST /evidence. The file is streamed to storage as it arrives (the text
+ * fields may come before or after it), then the fields are checked; a refused form leaves no file.
+ */
+export async function uploadEvidence(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: EvidenceDeps,
+  maxBytes: number,
+): Promise<FastifyReply> {
+  const workspaceId = workspaceOf(request);
+  const form = await receiveForm(request, deps.fileRoot, workspaceId);
+  if (form.refusal) return sendProblem(reply, refusalProblem(request, form.refusal, maxBytes));
+  const fields = formFields(form.fields);
+  const errors = [
+    ...fieldErrors(checkFields.Errors(fields), 'body'),
+    ...form.strayFiles.map((name) => ({ path: `body/${name}`, message: 'is not a known field' })),
+    ...(form.staged ? [] : [{ path: `body/${FILE_FIELD}`, message: 'is required' }]),
+  ];
+  if (!form.staged || errors.length > 0 || !checkFields.Check(fields)) {
+    if (form.staged) await discardStaged(form.staged);
+    return sendProblem(reply, invalidRequest(request, errors));
+  }
+  const result = await createFileEvidence(deps, workspaceId, fields, form.staged);
+  if (!result.ok) return sendComplianceError(request, reply, result.error, 'evidence');
+  return reply.code(201).send(result.value);
+}
+
+async function receiveForm(
+  request: FastifyRequest,
+  root: string,
+  workspaceId: string,
+): Promise<ReceivedForm> {
+  const form: ReceivedForm = { fields: new Map(), strayFiles: [] };
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'field') {
+        form.fields.set(part.fieldname, [...(form.fields.get(part.fieldname) ?? []), part.value]);
+      } else if (part.fieldname !== FILE_FIELD) {
+        form.strayFiles.push(part.fieldname);
+        await finished(part.file.resume());
+      } else {
+        const staged = await stageUpload(root, workspaceId, part.file, part.filename);
+        if (staged.ok) form.staged = staged.value;
+        else form.refusal = staged.error;
+      }
+    }
+  } catch (error) {
+    // The parser refuses a form as a whole (a second file, too many parts) once it has read it.
+    if (form.staged) await discardStaged(form.staged);
+    throw error;
+  }
+  return form;
+}
+
+/** `control_ids` may be repeated and comma-separated; any other field is one value. */
+function formFields(values: Map<string, unknown[]>): Record<string, unknown> {
+  return Object.fromEntries(
+    [...values].map(([name, list]) => {
+      if (name !== 'control_ids') return [name, list.length === 1 ? list[0] : list];
+      const ids = list.flatMap((value) => (typeof value === 'string' ? value.split(',') : [value]));
+      return [name, ids.map((id) => (typeof id === 'string' ? id.trim() : id)).filter((id) => id !== '')];
+    }),
+  );
+}
+
+function refusalProblem(request: FastifyRequest, refusal: UploadRefusal, maxBytes: number): Problem {
+  switch (refusal.code) {
+    case 'file_too_large':
+      return problem(
+        request,
+        413,
+        'file_too_large',
+        `The file is larger than the limit of ${maxBytes} bytes.`,
+      );
+    case 'empty_file':
+      return invalidRequest(request, [{ path: `body/${FILE_FIELD}`, message: 'is empty' }]);
+    case 'unsupported_file_type': {
+      const detected = refusal.detected ? ` (${refusal.detected})` : '';
+      return problem(
+        request,
+        415,
+        'unsupported_file_type',
+        `This type of file${detected} is not accepted as evidence. Accepted: ${ACCEPTED_FILE_TYPES.join(', ')}.`,
+      );
+    }
+  }
+}

@@ -1,0 +1,202 @@
+import path from 'node:path';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import {
+  ACCEPTED_FILE_TYPES,
+  CreateEvidenceLinkBody,
+  createLinkEvidence,
+  deleteEvidence,
+  Evidence,
+  type EvidenceDeps,
+  EvidenceFile,
+  EvidenceFilter,
+  EvidenceUploadForm,
+  getEvidence,
+  listEvidence,
+  openEvidenceFile,
+  UpdateEvidenceBody,
+  updateEvidence,
+} from '../../compliance/index.ts';
+import { problem, sendProblem } from '../../http/problem.ts';
+import { workspaceOf } from '../auth.ts';
+import type { SchemaCatalog } from '../catalog.ts';
+import { type ApiDeps, type ApiScope, DeletedRecord, IdParams } from '../context.ts';
+import { NoContent, responses, sendComplianceError, sendNotFound } from '../errors.ts';
+import { answerList } from '../lists.ts';
+import { listQuery, pageOf } from '../pagination.ts';
+import { uploadEvidence } from './evidence-upload.ts';
+
+const tags = ['Evidence'];
+
+const FileBytes = Type.Unsafe<unknown>({
+  type: 'string',
+  contentMediaType: 'application/octet-stream',
+  description: 'The bytes, served as `file.content_type`, always as an attachment.',
+});
+
+/** Downloads never render in a browser: attachment, no sniffing, and a sandbox if opened anyway. */
+const DOWNLOAD_HEADERS = {
+  'content-security-policy': "default-src 'none'; sandbox; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'cache-control': 'private, no-store',
+};
+
+export function evidenceRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog): void {
+  catalog.name({ Evidence, EvidenceFile, CreateEvidenceLinkBody, EvidenceUploadForm, UpdateEvidenceBody });
+  catalog.events(Evidence, 'evidence.created', 'evidence.updated');
+  catalog.events(DeletedRecord, 'evidence.deleted');
+  const fileRoot = path.join(deps.config.dataDir, 'evidence');
+  const downloadUrl = (id: string) => `${deps.config.baseUrl}${app.prefix}/evidence/${id}/file`;
+  const evidenceDeps = (request: FastifyRequest): EvidenceDeps => ({
+    db: deps.db,
+    clock: deps.clock,
+    fileRoot,
+    downloadUrl,
+    log: request.log,
+  });
+
+  app.get(
+    '/evidence',
+    {
+      schema: {
+        operationId: 'listEvidence',
+        summary: 'List evidence, newest first',
+        description:
+          '`since` keeps evidence created at or after a time; `control_id` keeps the evidence of one control.',
+        tags,
+        querystring: listQuery(EvidenceFilter),
+        response: responses({ 200: pageOf(Evidence) }),
+      },
+    },
+    async (request, reply) =>
+      answerList(request, reply, 'evidence', request.query, (workspaceId, filter, page) =>
+        listEvidence(evidenceDeps(request), workspaceId, filter, page),
+      ),
+  );
+
+  app.post<{ Body: CreateEvidenceLinkBody | undefined }>(
+    '/evidence',
+    {
+      config: { multipartBody: EvidenceUploadForm },
+      schema: {
+        operationId: 'createEvidence',
+        summary: 'Report evidence: a link (JSON) or a file (multipart/form-data)',
+        description:
+          'A link is never fetched. A file is sent as the `file` part of a form, with an optional ' +
+          '`title` (default: the file name) and `control_ids` (repeat the field, or separate ids ' +
+          `with commas). Its type is detected from its bytes; accepted: ${ACCEPTED_FILE_TYPES.join(', ')}. ` +
+          `Larger than ${deps.config.api.evidenceMaxBytes} bytes: 413. Another type: 415.`,
+        tags,
+        body: { content: { 'application/json': { schema: CreateEvidenceLinkBody } } },
+        response: responses({ 201: Evidence }, [404, 413, 415]),
+      },
+    },
+    async (request, reply) => {
+      if (request.isMultipart()) {
+        return uploadEvidence(request, reply, evidenceDeps(request), deps.config.api.evidenceMaxBytes);
+      }
+      // Only JSON bodies are validated against the link schema; Fastify also parses text/plain.
+      if (request.mediaType !== 'application/json' || request.body === undefined) {
+        const detail = 'Send a link as application/json or a file as multipart/form-data.';
+        return sendProblem(reply, problem(request, 415, 'unsupported_media_type', detail));
+      }
+      const result = await createLinkEvidence(evidenceDeps(request), workspaceOf(request), request.body);
+      if (!result.ok) return sendComplianceError(request, reply, result.error, 'evidence');
+      return reply.code(201).send(result.value);
+    },
+  );
+
+  app.get(
+    '/evidence/:id',
+    {
+      schema: {
+        operationId: 'getEvidence',
+        summary: 'Get evidence',
+        tags,
+        params: IdParams,
+        response: responses({ 200: Evidence }, [404]),
+      },
+    },
+    async (request, reply) =>
+      (await getEvidence(evidenceDeps(request), workspaceOf(request), request.params.id)) ??
+      sendNotFound(request, reply, 'evidence'),
+  );
+
+  app.get(
+    '/evidence/:id/file',
+    {
+      schema: {
+        operationId: 'downloadEvidenceFile',
+        summary: 'Download the file of file evidence',
+        description: 'Link evidence has no file: 404.',
+        tags,
+        params: IdParams,
+        response: responses({ 200: FileBytes }, [404]),
+      },
+    },
+    async (request, reply) => {
+      const opened = await openEvidenceFile(evidenceDeps(request), workspaceOf(request), request.params.id);
+      if (!opened) return sendNotFound(request, reply, 'evidence file');
+      const { file, stream } = opened;
+      const charset = file.content_type.startsWith('text/') ? '; charset=utf-8' : '';
+      return reply
+        .headers(DOWNLOAD_HEADERS)
+        .header('content-type', `${file.content_type}${charset}`)
+        .header('content-length', file.size)
+        .header('content-disposition', attachment(file.name))
+        .send(stream);
+    },
+  );
+
+  app.patch(
+    '/evidence/:id',
+    {
+      schema: {
+        operationId: 'updateEvidence',
+        summary: 'Retitle evidence or change the controls it supports',
+        description: 'The link or file itself does not change: report new evidence instead.',
+        tags,
+        params: IdParams,
+        body: UpdateEvidenceBody,
+        response: responses({ 200: Evidence }, [404]),
+      },
+    },
+    async (request, reply) => {
+      const result = await updateEvidence(
+        evidenceDeps(request),
+        workspaceOf(request),
+        request.params.id,
+        request.body,
+      );
+      return result.ok ? result.value : sendComplianceError(request, reply, result.error, 'evidence');
+    },
+  );
+
+  app.delete(
+    '/evidence/:id',
+    {
+      schema: {
+        operationId: 'deleteEvidence',
+        summary: 'Delete evidence and its file',
+        tags,
+        params: IdParams,
+        response: responses({ 204: NoContent }, [404]),
+      },
+    },
+    async (request, reply) => {
+      const result = await deleteEvidence(evidenceDeps(request), workspaceOf(request), request.params.id);
+      if (!result.ok) return sendComplianceError(request, reply, result.error, 'evidence');
+      return reply.code(204).send(null);
+    },
+  );
+}
+
+/** `attachment` with an ASCII fallback name and the exact name in RFC 8187 encoding. */
+function attachment(name: string): string {
+  const fallback = name.replace(/[^\x20-\x7e]|["\\%]/g, '_');
+  const exact = encodeURIComponent(name).replace(
+    /['()*]/g,
+    (character) => `%${character.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`;
+}

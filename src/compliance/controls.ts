@@ -1,0 +1,262 @@
+import { type Static, Type } from 'typebox';
+import { fetchPage } from '../db/keyset.ts';
+import type { Db, Tx } from '../db/schema.ts';
+import { inTransaction } from '../db/transaction.ts';
+import { newId } from '../shared/ids.ts';
+import { err, ok, type Result } from '../shared/result.ts';
+import { IdInput, iso, Nullable, RecordId, Text, Timestamp } from '../shared/wire.ts';
+import { publishEvent } from '../webhooks/index.ts';
+import type { ControlStatus, ControlsTable, ControlTheme } from './compliance.table.ts';
+import annexA from './iso27001-2022-annex-a.json' with { type: 'json' };
+import {
+  type ComplianceDeps,
+  type ComplianceError,
+  changedKeys,
+  containsText,
+  missingReference,
+  notFound,
+  type Page,
+  type PageRequest,
+} from './shared.ts';
+
+export const CONTROL_STATUSES = [
+  'not_started',
+  'in_progress',
+  'implemented',
+  'not_applicable',
+] as const satisfies readonly ControlStatus[];
+export const CONTROL_THEMES = [
+  'organizational',
+  'people',
+  'physical',
+  'technological',
+] as const satisfies readonly ControlTheme[];
+
+const ControlStatusSchema = Type.Enum(CONTROL_STATUSES, {
+  description: 'not_applicable excludes the control from the Statement of Applicability.',
+});
+const ControlThemeSchema = Type.Enum(CONTROL_THEMES);
+
+export const Control = Type.Object(
+  {
+    id: RecordId('ctl'),
+    reference: Type.String({ description: 'The Annex A reference.', examples: ['A.5.1'] }),
+    title: Type.String({ examples: ['Policies for information security'] }),
+    theme: ControlThemeSchema,
+    status: ControlStatusSchema,
+    owner_id: Nullable(RecordId('per', 'The person responsible (see /people).')),
+    notes: Nullable(Type.String()),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { description: 'An ISO/IEC 27001:2022 Annex A control of the workspace.' },
+);
+export type Control = Static<typeof Control>;
+
+export const UpdateControlBody = Type.Object(
+  {
+    status: Type.Optional(ControlStatusSchema),
+    owner_id: Type.Optional(Nullable(IdInput('A person of the workspace, or null for no owner.'))),
+    notes: Type.Optional(Nullable(Text(10_000))),
+  },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    examples: [{ status: 'implemented', owner_id: 'per_06f1k2m3n4p5q6r7s8t9v0w1x2' }],
+  },
+);
+export type UpdateControlBody = Static<typeof UpdateControlBody>;
+
+export const ControlsFilter = Type.Object({
+  q: Type.Optional(Text(200, { description: 'Matches part of the reference or title, case-insensitively.' })),
+  status: Type.Optional(ControlStatusSchema),
+  theme: Type.Optional(ControlThemeSchema),
+  owner_id: Type.Optional(IdInput('Only controls owned by this person.')),
+});
+export type ControlsFilter = Static<typeof ControlsFilter>;
+
+function toControl(row: ControlsTable): Control {
+  return {
+    id: row.id,
+    reference: row.reference,
+    title: row.title,
+    theme: row.theme,
+    status: row.status,
+    owner_id: row.owner_id,
+    notes: row.notes,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+/** Gives a new workspace the 93 Annex A controls, not started, in the order of the standard. */
+export async function seedControls(trx: Tx, workspaceId: string, at: Date): Promise<void> {
+  await trx
+    .insertInto('controls')
+    .values(
+      annexA.map((control, position) => ({
+        id: newId('ctl', at),
+        workspace_id: workspaceId,
+        reference: `A.${control.id}`,
+        title: control.title,
+        theme: control.theme as ControlTheme,
+        position,
+        status: 'not_started' as const,
+        owner_id: null,
+        notes: null,
+        created_at: at.getTime(),
+        updated_at: at.getTime(),
+      })),
+    )
+    .execute();
+}
+
+export async function listControls(
+  { db }: ComplianceDeps,
+  workspaceId: string,
+  filter: ControlsFilter,
+  page: PageRequest,
+): Promise<Page<Control>> {
+  let query = db.selectFrom('controls').selectAll().where('workspace_id', '=', workspaceId);
+  if (filter.status) query = query.where('status', '=', filter.status);
+  if (filter.theme) query = query.where('theme', '=', filter.theme);
+  if (filter.owner_id) query = query.where('owner_id', '=', filter.owner_id);
+  if (filter.q) query = query.where(containsText(['reference', 'title'], filter.q));
+  const { rows, next } = await fetchPage(
+    query,
+    [
+      { column: 'position', direction: 'asc' },
+      { column: 'id', direction: 'asc' },
+    ],
+    page,
+  );
+  return { items: rows.map(toControl), next };
+}
+
+async function findControlRow(db: Db, workspaceId: string, id: string): Promise<ControlsTable | undefined> {
+  return db
+    .selectFrom('controls')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+export async function getControl(
+  { db }: ComplianceDeps,
+  workspaceId: string,
+  id: string,
+): Promise<Control | undefined> {
+  const row = await findControlRow(db, workspaceId, id);
+  return row ? toControl(row) : undefined;
+}
+
+export async function updateControl(
+  deps: ComplianceDeps,
+  workspaceId: string,
+  id: string,
+  body: UpdateControlBody,
+): Promise<Result<Control, ComplianceError>> {
+  return inTransaction(deps.db, async (trx) => {
+    const existing = await findControlRow(trx, workspaceId, id);
+    if (!existing) return err(notFound);
+    const missing = await missingReference(trx, workspaceId, [
+      { field: 'owner_id', kind: 'person', id: body.owner_id },
+    ]);
+    if (missing) return err(missing);
+    const keys = changedKeys(existing, body);
+    if (keys.length === 0) return ok(toControl(existing));
+    const row: ControlsTable = { ...existing, ...body, updated_at: deps.clock.now().getTime() };
+    await trx
+      .updateTable('controls')
+      .set({ status: row.status, owner_id: row.owner_id, notes: row.notes, updated_at: row.updated_at })
+      .where('id', '=', id)
+      .execute();
+    const control = toControl(row);
+    await publishEvent(trx, deps.clock, { workspaceId, type: 'control.updated', data: control });
+    return ok(control);
+  });
+}
+
+const StatusCounts = Type.Object(
+  Object.fromEntries(CONTROL_STATUSES.map((status) => [status, Type.Integer({ minimum: 0 })])) as Record<
+    ControlStatus,
+    ReturnType<typeof Type.Integer>
+  >,
+);
+
+const ThemeReadiness = Type.Object({
+  total: Type.Integer(),
+  by_status: StatusCounts,
+  percent_implemented: Type.Number({ description: 'Implemented of applicable controls, 0-100.' }),
+});
+
+export const Readiness = Type.Object(
+  {
+    framework: Type.Literal('iso27001:2022'),
+    total: Type.Integer({ description: 'Annex A controls in the workspace (93).' }),
+    applicable: Type.Integer({ description: 'Controls not marked not_applicable.' }),
+    implemented: Type.Integer(),
+    percent_implemented: Type.Number({
+      description: 'Implemented of applicable controls, 0-100, one decimal; 0 when none is applicable.',
+    }),
+    by_status: StatusCounts,
+    by_theme: Type.Object(
+      Object.fromEntries(CONTROL_THEMES.map((theme) => [theme, ThemeReadiness])) as Record<
+        ControlTheme,
+        typeof ThemeReadiness
+      >,
+    ),
+  },
+  { description: 'ISO 27001 readiness: where the Annex A controls stand.' },
+);
+export type Readiness = Static<typeof Readiness>;
+
+type StatusCount = Record<ControlStatus, number>;
+
+function emptyCounts(): StatusCount {
+  return { not_started: 0, in_progress: 0, implemented: 0, not_applicable: 0 };
+}
+
+function percentImplemented(counts: StatusCount): number {
+  const applicable = Object.values(counts).reduce((a, b) => a + b, 0) - counts.not_applicable;
+  return applicable === 0 ? 0 : Math.round((counts.implemented / applicable) * 1000) / 10;
+}
+
+export async function readiness({ db }: ComplianceDeps, workspaceId: string): Promise<Readiness> {
+  const rows = await db
+    .selectFrom('controls')
+    .select(['theme', 'status', (eb) => eb.fn.countAll<number>().as('count')])
+    .where('workspace_id', '=', workspaceId)
+    .groupBy(['theme', 'status'])
+    .execute();
+  const byStatus = emptyCounts();
+  const byTheme = Object.fromEntries(CONTROL_THEMES.map((theme) => [theme, emptyCounts()])) as Record<
+    ControlTheme,
+    StatusCount
+  >;
+  for (const row of rows) {
+    const count = Number(row.count);
+    byStatus[row.status] += count;
+    byTheme[row.theme][row.status] += count;
+  }
+  const total = Object.values(byStatus).reduce((a, b) => a + b, 0);
+  return {
+    framework: 'iso27001:2022',
+    total,
+    applicable: total - byStatus.not_applicable,
+    implemented: byStatus.implemented,
+    percent_implemented: percentImplemented(byStatus),
+    by_status: byStatus,
+    by_theme: Object.fromEntries(
+      CONTROL_THEMES.map((theme) => {
+        const counts = byTheme[theme];
+        const themeTotal = Object.values(counts).reduce((a, b) => a + b, 0);
+        return [
+          theme,
+          { total: themeTotal, by_status: counts, percent_implemented: percentImplemented(counts) },
+        ];
+      }),
+    ) as Readiness['by_theme'],
+  };
+}

@@ -1,0 +1,296 @@
+import type { Readable } from 'node:stream';
+import { fetchPage } from '../db/keyset.ts';
+import type { Db, Tx } from '../db/schema.ts';
+import { inTransaction } from '../db/transaction.ts';
+import { newId } from '../shared/ids.ts';
+import { err, ok, type Result } from '../shared/result.ts';
+import { publishEvent } from '../webhooks/index.ts';
+import type { EvidenceTable } from './compliance.table.ts';
+import {
+  openStoredFile,
+  placeStaged,
+  removeStoredFile,
+  type StagedFile,
+  storedFilePath,
+} from './evidence-files.ts';
+import {
+  type CreateEvidenceLinkBody,
+  type Evidence,
+  type EvidenceDeps,
+  type EvidenceFile,
+  type EvidenceFilter,
+  type EvidenceUploadFields,
+  fileOf,
+  toEvidence,
+  type UpdateEvidenceBody,
+} from './evidence-shapes.ts';
+import {
+  type ComplianceError,
+  changedKeys,
+  missingReference,
+  notFound,
+  type Page,
+  type PageRequest,
+} from './shared.ts';
+
+/** Rows as the API shows them, each with its controls in id order (the order Annex A was seeded in). */
+async function withControls(deps: EvidenceDeps, db: Db, rows: EvidenceTable[]): Promise<Evidence[]> {
+  const links = new Map<string, string[]>(rows.map((row) => [row.id, []]));
+  if (rows.length > 0) {
+    const linked = await db
+      .selectFrom('evidence_controls')
+      .select(['evidence_id', 'control_id'])
+      .where('workspace_id', '=', rows[0]?.workspace_id ?? '')
+      .where('evidence_id', 'in', [...links.keys()])
+      .orderBy('control_id')
+      .execute();
+    for (const link of linked) links.get(link.evidence_id)?.push(link.control_id);
+  }
+  return rows.map((row) => toEvidence(deps, row, links.get(row.id) ?? []));
+}
+
+/** Newest first; with `control_id`, from the links table's own newest-first index. */
+export async function listEvidence(
+  deps: EvidenceDeps,
+  workspaceId: string,
+  filter: EvidenceFilter,
+  page: PageRequest,
+): Promise<Page<Evidence>> {
+  // Every creation time is after 0, so no `since` is the same bound as the beginning of time.
+  const since = filter.since === undefined ? 0 : Date.parse(filter.since);
+  const { rows, next } = filter.control_id
+    ? await fetchPage(
+        deps.db
+          .selectFrom('evidence_controls')
+          .innerJoin('evidence', 'evidence.id', 'evidence_controls.evidence_id')
+          .selectAll('evidence')
+          .select('evidence_controls.evidence_id')
+          .where('evidence_controls.control_id', '=', filter.control_id)
+          .where('evidence_controls.workspace_id', '=', workspaceId)
+          .where('evidence.workspace_id', '=', workspaceId)
+          .where('evidence_controls.created_at', '>=', since),
+        [
+          { column: 'evidence_controls.created_at', direction: 'desc' },
+          { column: 'evidence_controls.evidence_id', direction: 'desc' },
+        ],
+        page,
+      )
+    : await fetchPage(
+        deps.db
+          .selectFrom('evidence')
+          .selectAll()
+          .where('workspace_id', '=', workspaceId)
+          .where('created_at', '>=', since),
+        [
+          { column: 'created_at', direction: 'desc' },
+          { column: 'id', direction: 'desc' },
+        ],
+        page,
+      );
+  return { items: await withControls(deps, deps.db, rows), next };
+}
+
+async function findEvidenceRow(db: Db, workspaceId: string, id: string): Promise<EvidenceTable | undefined> {
+  return db
+    .selectFrom('evidence')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+export async function getEvidence(
+  deps: EvidenceDeps,
+  workspaceId: string,
+  id: string,
+): Promise<Evidence | undefined> {
+  const row = await findEvidenceRow(deps.db, workspaceId, id);
+  return row ? (await withControls(deps, deps.db, [row]))[0] : undefined;
+}
+
+/** The distinct control ids a body names, or the first one that is not a control of the workspace. */
+async function knownControls(
+  db: Db,
+  workspaceId: string,
+  controlIds: readonly string[] = [],
+): Promise<Result<string[], ComplianceError>> {
+  const references = controlIds.map((id, index) => ({
+    field: `control_ids/${index}`,
+    kind: 'control' as const,
+    id,
+  }));
+  const missing = await missingReference(db, workspaceId, references);
+  return missing ? err(missing) : ok([...new Set(controlIds)].sort());
+}
+
+async function insertLinks(trx: Tx, row: EvidenceTable, controlIds: readonly string[]): Promise<void> {
+  if (controlIds.length === 0) return;
+  await trx
+    .insertInto('evidence_controls')
+    .values(
+      controlIds.map((control_id) => ({
+        evidence_id: row.id,
+        control_id,
+        workspace_id: row.workspace_id,
+        created_at: row.created_at,
+      })),
+    )
+    .execute();
+}
+
+type EvidenceContent = Pick<
+  EvidenceTable,
+  'kind' | 'title' | 'url' | 'file_name' | 'file_size' | 'file_sha256' | 'content_type' | 'storage_key'
+>;
+
+const NO_FILE = {
+  file_name: null,
+  file_size: null,
+  file_sha256: null,
+  content_type: null,
+  storage_key: null,
+};
+
+async function insertEvidence(
+  deps: EvidenceDeps,
+  workspaceId: string,
+  content: EvidenceContent,
+  controlIds: readonly string[] | undefined,
+): Promise<Result<Evidence, ComplianceError>> {
+  return inTransaction(deps.db, async (trx) => {
+    const controls = await knownControls(trx, workspaceId, controlIds);
+    if (!controls.ok) return controls;
+    const now = deps.clock.now();
+    const row: EvidenceTable = {
+      id: newId('evd', now),
+      workspace_id: workspaceId,
+      ...content,
+      created_at: now.getTime(),
+      updated_at: now.getTime(),
+    };
+    await trx.insertInto('evidence').values(row).execute();
+    await insertLinks(trx, row, controls.value);
+    const evidence = toEvidence(deps, row, controls.value);
+    await publishEvent(trx, deps.clock, { workspaceId, type: 'evidence.created', data: evidence });
+    return ok(evidence);
+  });
+}
+
+export async function createLinkEvidence(
+  deps: EvidenceDeps,
+  workspaceId: string,
+  body: CreateEvidenceLinkBody,
+): Promise<Result<Evidence, ComplianceError>> {
+  const content: EvidenceContent = { kind: 'link', title: body.title, url: body.url, ...NO_FILE };
+  return insertEvidence(deps, workspaceId, content, body.control_ids);
+}
+
+/**
+ * Keeps a staged upload as file evidence. The file is moved into place first, so a committed row
+ * always has its file; when no row is written (an unknown control, a database failure) the file
+ * is removed again.
+ */
+export async function createFileEvidence(
+  deps: EvidenceDeps,
+  workspaceId: string,
+  fields: EvidenceUploadFields,
+  staged: StagedFile,
+): Promise<Result<Evidence, ComplianceError>> {
+  await placeStaged(staged);
+  const content: EvidenceContent = {
+    kind: 'file',
+    title: fields.title ?? staged.name,
+    url: null,
+    file_name: staged.name,
+    file_size: staged.size,
+    file_sha256: staged.sha256,
+    content_type: staged.contentType,
+    storage_key: staged.storageKey,
+  };
+  let created: Result<Evidence, ComplianceError> | undefined;
+  try {
+    created = await insertEvidence(deps, workspaceId, content, fields.control_ids);
+    return created;
+  } finally {
+    if (!created?.ok) await removeFile(deps, staged.finalPath);
+  }
+}
+
+/** Title and linked controls; a PATCH that changes nothing keeps `updated_at` and publishes nothing. */
+export async function updateEvidence(
+  deps: EvidenceDeps,
+  workspaceId: string,
+  id: string,
+  body: UpdateEvidenceBody,
+): Promise<Result<Evidence, ComplianceError>> {
+  return inTransaction(deps.db, async (trx) => {
+    const existing = await findEvidenceRow(trx, workspaceId, id);
+    if (!existing) return err(notFound);
+    const controls = await knownControls(trx, workspaceId, body.control_ids);
+    if (!controls.ok) return controls;
+    const current = (await withControls(deps, trx, [existing]))[0] as Evidence;
+    const relink = body.control_ids !== undefined && controls.value.join() !== current.control_ids.join();
+    if (changedKeys(existing, { title: body.title }).length === 0 && !relink) return ok(current);
+    const row: EvidenceTable = {
+      ...existing,
+      title: body.title ?? existing.title,
+      updated_at: deps.clock.now().getTime(),
+    };
+    await trx
+      .updateTable('evidence')
+      .set({ title: row.title, updated_at: row.updated_at })
+      .where('id', '=', id)
+      .execute();
+    if (relink) {
+      await trx.deleteFrom('evidence_controls').where('evidence_id', '=', id).execute();
+      await insertLinks(trx, row, controls.value);
+    }
+    const evidence = toEvidence(deps, row, relink ? controls.value : current.control_ids);
+    await publishEvent(trx, deps.clock, { workspaceId, type: 'evidence.updated', data: evidence });
+    return ok(evidence);
+  });
+}
+
+/** Deletes the record (and its links) with its event, then its file once the deletion committed. */
+export async function deleteEvidence(
+  deps: EvidenceDeps,
+  workspaceId: string,
+  id: string,
+): Promise<Result<{ id: string }, ComplianceError>> {
+  const deleted = await inTransaction(deps.db, async (trx) => {
+    const row = await trx
+      .deleteFrom('evidence')
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .returning('storage_key')
+      .executeTakeFirst();
+    if (row) await publishEvent(trx, deps.clock, { workspaceId, type: 'evidence.deleted', data: { id } });
+    return row;
+  });
+  if (!deleted) return err(notFound);
+  if (deleted.storage_key)
+    await removeFile(deps, storedFilePath(deps.fileRoot, workspaceId, deleted.storage_key));
+  return ok({ id });
+}
+
+/** The stored file of file evidence, opened for reading; undefined for link evidence or an unknown id. */
+export async function openEvidenceFile(
+  deps: EvidenceDeps,
+  workspaceId: string,
+  id: string,
+): Promise<{ file: EvidenceFile; stream: Readable } | undefined> {
+  const row = await findEvidenceRow(deps.db, workspaceId, id);
+  const file = row && fileOf(deps, row);
+  if (!row?.storage_key || !file) return undefined;
+  const handle = await openStoredFile(storedFilePath(deps.fileRoot, workspaceId, row.storage_key));
+  return { file, stream: handle.createReadStream() };
+}
+
+/** A file that cannot be removed is logged and left behind: the change it belonged to stands. */
+async function removeFile(deps: EvidenceDeps, filePath: string): Promise<void> {
+  try {
+    await removeStoredFile(filePath);
+  } catch (error) {
+    deps.log.error({ err: error, path: filePath }, 'evidence file could not be removed');
+  }
+}

@@ -1,0 +1,132 @@
+import { type InsertResult, type RawBuilder, type SqlBool, sql } from 'kysely';
+import type { Position } from '../db/keyset.ts';
+import type { Db } from '../db/schema.ts';
+import { inTransaction } from '../db/transaction.ts';
+import type { Clock } from '../shared/clock.ts';
+import { err, ok, type Result } from '../shared/result.ts';
+import { type EventType, publishEvent } from '../webhooks/index.ts';
+
+export interface ComplianceDeps {
+  db: Db;
+  clock: Clock;
+}
+
+/** A page request: how many, and after which position (from the previous page). */
+export interface PageRequest {
+  limit: number;
+  after?: Position;
+}
+
+export interface Page<Item> {
+  items: Item[];
+  next: Position | null;
+}
+
+/** What a change can run into besides success; the API turns each into a 404 or 409. */
+export type ComplianceError =
+  | { code: 'not_found' }
+  /** A body names a person or control that is not in the workspace. */
+  | { code: 'reference_not_found'; field: string; kind: 'person' | 'control' }
+  /** A unique value (an email, a policy key) is taken by another record. */
+  | { code: 'conflict'; field: string; message: string };
+
+export const notFound = { code: 'not_found' } as const;
+
+/**
+ * True where any of `columns` contains `q`, case-insensitively; the wildcards of `q` itself are
+ * escaped, with an explicit ESCAPE because SQLite has no default escape character.
+ */
+export function containsText(columns: readonly string[], q: string): RawBuilder<SqlBool> {
+  const pattern = `%${q.toLowerCase().replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
+  const matches = columns.map((column) => sql`lower(${sql.ref(column)}) like ${pattern} escape '\\'`);
+  return sql<SqlBool>`(${sql.join(matches, sql` or `)})`;
+}
+
+/**
+ * The first id in `references` that is not a row of `kind` in the workspace; ids of another
+ * workspace are as absent as ids that never existed.
+ */
+export async function missingReference(
+  db: Db,
+  workspaceId: string,
+  references: { field: string; kind: 'person' | 'control'; id: string | null | undefined }[],
+): Promise<ComplianceError | undefined> {
+  const named = references.flatMap(({ id, ...reference }) =>
+    id === null || id === undefined ? [] : [{ ...reference, id }],
+  );
+  const found = new Set<string>();
+  // One query per kind, however many ids a body names (an evidence links up to 100 controls).
+  for (const kind of new Set(named.map((reference) => reference.kind))) {
+    const rows = await db
+      .selectFrom(kind === 'person' ? 'people' : 'controls')
+      .select('id')
+      .where('workspace_id', '=', workspaceId)
+      .where(
+        'id',
+        'in',
+        named.filter((reference) => reference.kind === kind).map((reference) => reference.id),
+      )
+      .execute();
+    for (const row of rows) found.add(`${kind}:${row.id}`);
+  }
+  const missing = named.find((reference) => !found.has(`${reference.kind}:${reference.id}`));
+  return missing && { code: 'reference_not_found', field: missing.field, kind: missing.kind };
+}
+
+/** The keys whose value in `changes` differs from `current` (undefined means "not given"). */
+export function changedKeys<T extends object>(current: T, changes: Partial<T>): (keyof T)[] {
+  return (Object.keys(changes) as (keyof T)[]).filter(
+    (key) => changes[key] !== undefined && changes[key] !== current[key],
+  );
+}
+
+/** What an upsert did: `unchanged` when the request matched the stored record. */
+export type UpsertOutcome = 'created' | 'updated' | 'unchanged';
+
+/**
+ * Creates or updates the record a unique natural key (an email, a policy key) names, in the
+ * caller's transaction. Two concurrent upserts of one new key both miss `find`; `insert` must do
+ * nothing on a conflict with that key (ON CONFLICT DO NOTHING), so the unique constraint lets one
+ * insert win and the other request updates the winner's row instead.
+ */
+export async function upsertByUniqueKey<Row>(steps: {
+  find: () => Promise<Row | undefined>;
+  create: () => Row;
+  insert: (row: Row) => Promise<InsertResult>;
+  /** Applies the request to the stored row: the row after, and whether anything changed. */
+  update: (stored: Row) => Promise<{ row: Row; changed: boolean }>;
+}): Promise<{ row: Row; outcome: UpsertOutcome }> {
+  let stored = await steps.find();
+  if (!stored) {
+    const row = steps.create();
+    const inserted = await steps.insert(row);
+    if ((inserted.numInsertedOrUpdatedRows ?? 0n) > 0n) return { row, outcome: 'created' };
+    stored = await steps.find();
+    if (!stored) throw new Error('the unique key was taken, yet no row has it');
+  }
+  const updated = await steps.update(stored);
+  return { row: updated.row, outcome: updated.changed ? 'updated' : 'unchanged' };
+}
+
+/**
+ * Deletes a record of the workspace and publishes its `*.deleted` event (`data` is `{id}`) in the
+ * same transaction.
+ */
+export async function deleteRecord(
+  deps: ComplianceDeps,
+  table: 'tasks' | 'risks' | 'vendors',
+  type: Extract<EventType, `${string}.deleted`>,
+  workspaceId: string,
+  id: string,
+): Promise<Result<{ id: string }, ComplianceError>> {
+  return inTransaction(deps.db, async (trx) => {
+    const deleted = await trx
+      .deleteFrom(table)
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (deleted.numDeletedRows === 0n) return err(notFound);
+    await publishEvent(trx, deps.clock, { workspaceId, type, data: { id } });
+    return ok({ id });
+  });
+}

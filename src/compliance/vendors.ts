@@ -1,0 +1,187 @@
+import { type Static, Type } from 'typebox';
+import { fetchPage } from '../db/keyset.ts';
+import type { Db } from '../db/schema.ts';
+import { inTransaction } from '../db/transaction.ts';
+import { newId } from '../shared/ids.ts';
+import { err, ok, type Result } from '../shared/result.ts';
+import { HttpUrl, iso, Nullable, RecordId, Text, Timestamp } from '../shared/wire.ts';
+import { publishEvent } from '../webhooks/index.ts';
+import type { VendorRiskLevel, VendorStatus, VendorsTable } from './compliance.table.ts';
+import {
+  type ComplianceDeps,
+  type ComplianceError,
+  changedKeys,
+  containsText,
+  deleteRecord,
+  notFound,
+  type Page,
+  type PageRequest,
+} from './shared.ts';
+
+const VENDOR_RISK_LEVELS = [
+  'low',
+  'medium',
+  'high',
+  'critical',
+] as const satisfies readonly VendorRiskLevel[];
+const VENDOR_STATUSES = [
+  'prospective',
+  'active',
+  'under_review',
+  'offboarded',
+] as const satisfies readonly VendorStatus[];
+
+const VendorRiskLevelSchema = Type.Enum(VENDOR_RISK_LEVELS, {
+  description: 'The risk the vendor poses to the workspace; medium until assessed.',
+});
+const VendorStatusSchema = Type.Enum(VENDOR_STATUSES, {
+  description: 'prospective (being evaluated), active (in use), under_review, or offboarded.',
+});
+
+export const Vendor = Type.Object(
+  {
+    id: RecordId('vnd'),
+    name: Type.String(),
+    website: Nullable(Type.String({ format: 'uri' })),
+    description: Nullable(Type.String()),
+    risk_level: VendorRiskLevelSchema,
+    status: VendorStatusSchema,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { description: 'A third party the workspace relies on (supplier, SaaS, contractor).' },
+);
+export type Vendor = Static<typeof Vendor>;
+
+const editable = {
+  website: Type.Optional(Nullable(HttpUrl('The website of the vendor, http or https.'))),
+  description: Type.Optional(Nullable(Text(10_000))),
+  risk_level: Type.Optional(VendorRiskLevelSchema),
+  status: Type.Optional(VendorStatusSchema),
+};
+
+export const CreateVendorBody = Type.Object(
+  { name: Text(200, { minLength: 1 }), ...editable },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        name: 'Example Cloud Hosting',
+        website: 'https://cloud.example.com',
+        description: 'Production hosting.',
+        risk_level: 'high',
+      },
+    ],
+  },
+);
+export type CreateVendorBody = Static<typeof CreateVendorBody>;
+
+export const UpdateVendorBody = Type.Object(
+  { name: Type.Optional(Text(200, { minLength: 1 })), ...editable },
+  { additionalProperties: false, minProperties: 1, examples: [{ status: 'under_review' }] },
+);
+export type UpdateVendorBody = Static<typeof UpdateVendorBody>;
+
+export const VendorsFilter = Type.Object({
+  q: Type.Optional(Text(200, { description: 'Matches part of the name or website, case-insensitively.' })),
+  status: Type.Optional(VendorStatusSchema),
+  risk_level: Type.Optional(VendorRiskLevelSchema),
+});
+export type VendorsFilter = Static<typeof VendorsFilter>;
+
+function toVendor(row: VendorsTable): Vendor {
+  return {
+    id: row.id,
+    name: row.name,
+    website: row.website,
+    description: row.description,
+    risk_level: row.risk_level,
+    status: row.status,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+export async function listVendors(
+  { db }: ComplianceDeps,
+  workspaceId: string,
+  filter: VendorsFilter,
+  page: PageRequest,
+): Promise<Page<Vendor>> {
+  let query = db.selectFrom('vendors').selectAll().where('workspace_id', '=', workspaceId);
+  if (filter.status) query = query.where('status', '=', filter.status);
+  if (filter.risk_level) query = query.where('risk_level', '=', filter.risk_level);
+  if (filter.q) query = query.where(containsText(['name', 'website'], filter.q));
+  const { rows, next } = await fetchPage(query, [{ column: 'id', direction: 'asc' }], page);
+  return { items: rows.map(toVendor), next };
+}
+
+async function findVendorRow(db: Db, workspaceId: string, id: string): Promise<VendorsTable | undefined> {
+  return db
+    .selectFrom('vendors')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+export async function getVendor(
+  { db }: ComplianceDeps,
+  workspaceId: string,
+  id: string,
+): Promise<Vendor | undefined> {
+  const row = await findVendorRow(db, workspaceId, id);
+  return row ? toVendor(row) : undefined;
+}
+
+export async function createVendor(
+  deps: ComplianceDeps,
+  workspaceId: string,
+  body: CreateVendorBody,
+): Promise<Vendor> {
+  return inTransaction(deps.db, async (trx) => {
+    const now = deps.clock.now();
+    const row: VendorsTable = {
+      id: newId('vnd', now),
+      workspace_id: workspaceId,
+      name: body.name,
+      website: body.website ?? null,
+      description: body.description ?? null,
+      risk_level: body.risk_level ?? 'medium',
+      status: body.status ?? 'active',
+      created_at: now.getTime(),
+      updated_at: now.getTime(),
+    };
+    await trx.insertInto('vendors').values(row).execute();
+    const vendor = toVendor(row);
+    await publishEvent(trx, deps.clock, { workspaceId, type: 'vendor.created', data: vendor });
+    return vendor;
+  });
+}
+
+export async function updateVendor(
+  deps: ComplianceDeps,
+  workspaceId: string,
+  id: string,
+  body: UpdateVendorBody,
+): Promise<Result<Vendor, ComplianceError>> {
+  return inTransaction(deps.db, async (trx) => {
+    const existing = await findVendorRow(trx, workspaceId, id);
+    if (!existing) return err(notFound);
+    if (changedKeys(existing, body).length === 0) return ok(toVendor(existing));
+    const row: VendorsTable = { ...existing, ...body, updated_at: deps.clock.now().getTime() };
+    const { id: _id, workspace_id: _workspace, created_at: _created, ...columns } = row;
+    await trx.updateTable('vendors').set(columns).where('id', '=', id).execute();
+    const vendor = toVendor(row);
+    await publishEvent(trx, deps.clock, { workspaceId, type: 'vendor.updated', data: vendor });
+    return ok(vendor);
+  });
+}
+
+export async function deleteVendor(
+  deps: ComplianceDeps,
+  workspaceId: string,
+  id: string,
+): Promise<Result<{ id: string }, ComplianceError>> {
+  return deleteRecord(deps, 'vendors', 'vendor.deleted', workspaceId, id);
+}

@@ -1,0 +1,35 @@
+export { ALL_EVENTS, EVENT_TYPE_NAMES, EVENT_TYPES, type EventType, isEventType } from './catalog.ts';
+export { MAX_SUBSCRIPTIONS_PER_WORKSPACE, type WebhookDeps, type WebhookError } from './context.ts';
+export {
+  DeliveriesFilter,
+  listDeliveries,
+  redeliver,
+  sendTestEvent,
+  WebhookAttempt,
+  WebhookDelivery,
+  WebhookTestData,
+} from './deliveries.ts';
+export { DELIVERY_TIMEOUT_MS, type DeliveryDeps, deliverWebhookJob } from './delivery-job.ts';
+export {
+  DELIVER_WEBHOOK_JOB,
+  type DeliverWebhookPayload,
+  type EventEnvelope,
+  type NewEvent,
+  publishEvent,
+} from './events.ts';
+export { EVENT_RETENTION_MS, sweepWebhookData } from './retention.ts';
+export { RotateSecretBody, rotateSecret } from './rotation.ts';
+export { MAX_DELIVERY_ATTEMPTS, MAX_RETRY_AFTER_MS, RETRY_DELAYS_MS, RETRY_JITTER } from './schedule.ts';
+export {
+  CreateSubscriptionBody,
+  createSubscription,
+  deleteSubscription,
+  getSubscription,
+  listSubscriptions,
+  SubscriptionsFilter,
+  UpdateSubscriptionBody,
+  updateSubscription,
+  WebhookSubscription,
+  WebhookSubscriptionWithSecret,
+} from './subscriptions.ts';
+export { type ResolveHost, systemResolver, type TargetPolicy, type TargetRefusalCode } from './target.ts';

@@ -1,0 +1,251 @@
+import { type Static, Type } from 'typebox';
+import type { Page, PageRequest } from '../compliance/index.ts';
+import { fetchPage } from '../db/keyset.ts';
+import type { Db } from '../db/schema.ts';
+import { inTransaction } from '../db/transaction.ts';
+import { newId } from '../shared/ids.ts';
+import { err, ok, type Result } from '../shared/result.ts';
+import { HttpUrl, iso, isoOrNull, Nullable, RecordId, Text, Timestamp } from '../shared/wire.ts';
+import { ALL_EVENTS, EVENT_TYPE_NAMES } from './catalog.ts';
+import { MAX_SUBSCRIPTIONS_PER_WORKSPACE, notFound, type WebhookDeps, type WebhookError } from './context.ts';
+import { newSigningSecret } from './signing.ts';
+import { checkTarget } from './target.ts';
+import type { SubscriptionStatus, WebhookSubscriptionsTable } from './webhooks.table.ts';
+
+const SUBSCRIPTION_STATUSES = ['enabled', 'disabled'] as const satisfies readonly SubscriptionStatus[];
+
+const EventTypeName = Type.Enum([...EVENT_TYPE_NAMES, ALL_EVENTS], {
+  description: 'An event type of the catalog (see `webhooks` in this document), or `*` for every type.',
+});
+
+const EventTypes = Type.Array(EventTypeName, {
+  minItems: 1,
+  maxItems: EVENT_TYPE_NAMES.length + 1,
+  description: 'What to receive. `*` means every type, including types added later.',
+});
+
+const Description = Text(500, { description: 'A note for people, e.g. what receives the events.' });
+
+export const WebhookSubscription = Type.Object(
+  {
+    id: RecordId('hook'),
+    url: Type.String({ format: 'uri' }),
+    description: Nullable(Type.String()),
+    event_types: Type.Array(EventTypeName),
+    status: Type.Enum(SUBSCRIPTION_STATUSES),
+    disabled_reason: Nullable(
+      Type.Enum(['user', 'gone', 'failing'], {
+        description:
+          '`user`: disabled with PATCH; `gone`: the receiver answered 410; `failing`: every attempt of a ' +
+          'delivery failed over its whole retry schedule (about a day).',
+      }),
+    ),
+    failing_since: Nullable(Timestamp),
+    last_success_at: Nullable(Timestamp),
+    previous_secret_expires_at: Nullable({
+      ...Timestamp,
+      description: 'After a rotation, the old secret also signs until then.',
+    }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { description: 'A URL that receives signed events of this workspace. The secret is never shown again.' },
+);
+export type WebhookSubscription = Static<typeof WebhookSubscription>;
+
+export const WebhookSubscriptionWithSecret = Type.Object(
+  {
+    ...WebhookSubscription.properties,
+    secret: Type.String({
+      description: 'The `whsec_` signing secret. Shown only in this answer: store it now.',
+    }),
+  },
+  { description: 'A subscription with its signing secret, answered once (create and rotate).' },
+);
+export type WebhookSubscriptionWithSecret = Static<typeof WebhookSubscriptionWithSecret>;
+
+export const CreateSubscriptionBody = Type.Object(
+  {
+    url: HttpUrl('Where events are POSTed: https, on a public address, without credentials.'),
+    event_types: EventTypes,
+    description: Type.Optional(Description),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ url: 'https://hooks.example.com/svc', event_types: ['task.completed', 'risk.created'] }],
+  },
+);
+export type CreateSubscriptionBody = Static<typeof CreateSubscriptionBody>;
+
+export const UpdateSubscriptionBody = Type.Object(
+  {
+    url: Type.Optional(HttpUrl('A new target, checked like a new subscription.')),
+    event_types: Type.Optional(EventTypes),
+    description: Type.Optional(Nullable(Description)),
+    status: Type.Optional(
+      Type.Enum(SUBSCRIPTION_STATUSES, {
+        description: '`disabled` stops deliveries; `enabled` resumes them and clears the failing state.',
+      }),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1, examples: [{ status: 'enabled' }] },
+);
+export type UpdateSubscriptionBody = Static<typeof UpdateSubscriptionBody>;
+
+export const SubscriptionsFilter = Type.Object({ status: Type.Optional(Type.Enum(SUBSCRIPTION_STATUSES)) });
+export type SubscriptionsFilter = Static<typeof SubscriptionsFilter>;
+
+/** `*` stands for everything, so anything listed beside it is dropped; duplicates too. */
+function normalizeEventTypes(types: readonly string[]): string[] {
+  return types.includes(ALL_EVENTS) ? [ALL_EVENTS] : [...new Set(types)];
+}
+
+export function toSubscription(row: WebhookSubscriptionsTable, now: Date): WebhookSubscription {
+  const graceEnds = row.previous_secret_expires_at;
+  return {
+    id: row.id,
+    url: row.url,
+    description: row.description,
+    event_types: JSON.parse(row.event_types),
+    status: row.status,
+    disabled_reason: row.disabled_reason,
+    failing_since: isoOrNull(row.failing_since),
+    last_success_at: isoOrNull(row.last_success_at),
+    previous_secret_expires_at: graceEnds !== null && graceEnds > now.getTime() ? iso(graceEnds) : null,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+export async function findSubscriptionRow(
+  db: Db,
+  workspaceId: string,
+  id: string,
+): Promise<WebhookSubscriptionsTable | undefined> {
+  return db
+    .selectFrom('webhook_subscriptions')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+export async function listSubscriptions(
+  { db, clock }: Pick<WebhookDeps, 'db' | 'clock'>,
+  workspaceId: string,
+  filter: SubscriptionsFilter,
+  page: PageRequest,
+): Promise<Page<WebhookSubscription>> {
+  let query = db.selectFrom('webhook_subscriptions').selectAll().where('workspace_id', '=', workspaceId);
+  if (filter.status) query = query.where('status', '=', filter.status);
+  const { rows, next } = await fetchPage(query, [{ column: 'id', direction: 'asc' }], page);
+  const now = clock.now();
+  return { items: rows.map((row) => toSubscription(row, now)), next };
+}
+
+export async function getSubscription(
+  { db, clock }: Pick<WebhookDeps, 'db' | 'clock'>,
+  workspaceId: string,
+  id: string,
+): Promise<WebhookSubscription | undefined> {
+  const row = await findSubscriptionRow(db, workspaceId, id);
+  return row ? toSubscription(row, clock.now()) : undefined;
+}
+
+async function checkedUrl(deps: WebhookDeps, url: string): Promise<Result<string, WebhookError>> {
+  const target = await checkTarget(url, deps.targets);
+  return target.ok ? ok(target.value.url.href) : err({ code: 'target_refused', refusal: target.error });
+}
+
+/** The target is checked (resolving its host) before the transaction, so no lock waits on DNS. */
+export async function createSubscription(
+  deps: WebhookDeps,
+  workspaceId: string,
+  body: CreateSubscriptionBody,
+): Promise<Result<WebhookSubscriptionWithSecret, WebhookError>> {
+  const url = await checkedUrl(deps, body.url);
+  if (!url.ok) return url;
+  return inTransaction(deps.db, async (trx) => {
+    const { count } = await trx
+      .selectFrom('webhook_subscriptions')
+      .select((eb) => eb.fn.countAll().as('count'))
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirstOrThrow();
+    if (Number(count) >= MAX_SUBSCRIPTIONS_PER_WORKSPACE) {
+      return err({ code: 'subscription_limit_reached', limit: MAX_SUBSCRIPTIONS_PER_WORKSPACE });
+    }
+    const now = deps.clock.now();
+    const row: WebhookSubscriptionsTable = {
+      id: newId('hook', now),
+      workspace_id: workspaceId,
+      url: url.value,
+      description: body.description ?? null,
+      event_types: JSON.stringify(normalizeEventTypes(body.event_types)),
+      secret: newSigningSecret(),
+      previous_secret: null,
+      previous_secret_expires_at: null,
+      status: 'enabled',
+      disabled_reason: null,
+      failing_since: null,
+      last_success_at: null,
+      created_at: now.getTime(),
+      updated_at: now.getTime(),
+    };
+    await trx.insertInto('webhook_subscriptions').values(row).execute();
+    return ok({ ...toSubscription(row, now), secret: row.secret });
+  });
+}
+
+/**
+ * Changes apply to events published afterwards. Disabling keeps the pending deliveries, which are
+ * cancelled when their next attempt comes due; enabling a disabled subscription starts it afresh.
+ */
+export async function updateSubscription(
+  deps: WebhookDeps,
+  workspaceId: string,
+  id: string,
+  body: UpdateSubscriptionBody,
+): Promise<Result<WebhookSubscription, WebhookError>> {
+  const url = body.url === undefined ? undefined : await checkedUrl(deps, body.url);
+  if (url && !url.ok) return url;
+  return inTransaction(deps.db, async (trx) => {
+    const existing = await findSubscriptionRow(trx, workspaceId, id);
+    if (!existing) return err(notFound);
+    const now = deps.clock.now();
+    const row: WebhookSubscriptionsTable = { ...existing, updated_at: now.getTime() };
+    if (url) row.url = url.value;
+    if (body.event_types) row.event_types = JSON.stringify(normalizeEventTypes(body.event_types));
+    if (body.description !== undefined) row.description = body.description;
+    if (body.status === 'disabled' && existing.status === 'enabled') {
+      Object.assign(row, { status: 'disabled', disabled_reason: 'user' });
+    } else if (body.status === 'enabled' && existing.status === 'disabled') {
+      Object.assign(row, { status: 'enabled', disabled_reason: null, failing_since: null });
+    }
+    const changed = (Object.keys(row) as (keyof WebhookSubscriptionsTable)[]).some(
+      (column) => column !== 'updated_at' && row[column] !== existing[column],
+    );
+    if (!changed) return ok(toSubscription(existing, now));
+    const { id: _id, workspace_id: _workspace, created_at: _created, ...columns } = row;
+    await trx
+      .updateTable('webhook_subscriptions')
+      .set(columns)
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .execute();
+    return ok(toSubscription(row, now));
+  });
+}
+
+/** Its deliveries and their attempts go with it. */
+export async function deleteSubscription(
+  { db }: Pick<WebhookDeps, 'db'>,
+  workspaceId: string,
+  id: string,
+): Promise<Result<{ id: string }, WebhookError>> {
+  const deleted = await db
+    .deleteFrom('webhook_subscriptions')
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return deleted.numDeletedRows === 0n ? err(notFound) : ok({ id });
+}

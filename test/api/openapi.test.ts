@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { EVENT_TYPE_NAMES } from '../../src/webhooks/index.ts';
+import { startApiFixture } from '../helpers/api.ts';
+import { testDialect } from '../helpers/database.ts';
+
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
+
+/**
+ * The routes Fastify serves under /api/v1, from its route tree. The interactive reference page
+ * (/api/v1/docs and its assets) is HTML for people, not an API operation, so it is left out.
+ */
+function servedOperations(tree: string): Set<string> {
+  const operations = new Set<string>();
+  const stack: string[] = [];
+  for (const line of tree.split('\n')) {
+    const match = /^([│ ├└─]*)(\S.*?) \(([A-Z, ]+)\)$/.exec(line);
+    if (!match) continue;
+    const [, indent = '', segment = '', methods = ''] = match;
+    const depth = indent.length / 4 - 1;
+    stack.length = depth;
+    const path = `${stack[depth - 1] ?? ''}${segment}`;
+    stack.push(path);
+    if (!path.startsWith('/api/v1/') || path.startsWith('/api/v1/docs')) continue;
+    for (const method of methods.split(', ')) {
+      if (method !== 'HEAD') operations.add(`${method} ${path.replace(/:(\w+)/g, '{$1}')}`);
+    }
+  }
+  return operations;
+}
+
+async function fetchDocument(t: Parameters<typeof startApiFixture>[0]) {
+  const api = await startApiFixture(t);
+  const response = await api.call('GET', '/openapi.json', { key: null });
+  assert.equal(response.status, 200);
+  return { api, document: response.body };
+}
+
+describe(`the REST API's OpenAPI document on ${testDialect}`, () => {
+  it('is a valid OpenAPI 3.1 document, served without a key', async (t) => {
+    const { document } = await fetchDocument(t);
+    assert.equal(document.openapi, '3.1.0');
+    const validator = new Validator();
+    const result = await validator.validate(document);
+    assert.ok(result.valid, JSON.stringify(result.errors, null, 1));
+    assert.doesNotThrow(() => validator.resolveRefs(), 'every $ref resolves');
+  });
+
+  it('names every served route and no route that is not served', async (t) => {
+    const { api, document } = await fetchDocument(t);
+    const documented = new Set<string>();
+    for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, unknown>>)) {
+      for (const method of Object.keys(item))
+        if (METHODS.includes(method)) documented.add(`${method.toUpperCase()} ${path}`);
+    }
+    const served = servedOperations(api.runtime.app.printRoutes({ commonPrefix: false }));
+    assert.ok(served.size >= 10, 'the route tree was read');
+    assert.deepEqual([...served].filter((op) => !documented.has(op)).sort(), [], 'served but not documented');
+    assert.deepEqual([...documented].filter((op) => !served.has(op)).sort(), [], 'documented but not served');
+    assert.ok(documented.has('GET /api/v1/controls') && documented.has('DELETE /api/v1/tasks/{id}'));
+  });
+
+  it('gives every operation an id, a summary, both key schemes and its error answers', async (t) => {
+    const { document } = await fetchDocument(t);
+    assert.deepEqual(document.security, [{ bearerAuth: [] }, { apiKeyHeader: [] }]);
+    assert.deepEqual(Object.keys(document.components.securitySchemes).sort(), ['apiKeyHeader', 'bearerAuth']);
+    const ids = new Set<string>();
+    // biome-ignore lint/suspicious/noExplicitAny: walking an OpenAPI document
+    for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, any>>)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const name = `${method} ${path}`;
+        assert.ok(operation.operationId && !ids.has(operation.operationId), `${name}: unique operationId`);
+        ids.add(operation.operationId);
+        assert.ok(operation.summary, `${name}: summary`);
+        const isPublic = path === '/api/v1/openapi.json';
+        assert.equal(operation.security?.length === 0, isPublic, `${name}: security`);
+        if (!isPublic) {
+          for (const status of ['400', '401', '429']) {
+            assert.equal(
+              operation.responses[status]?.content?.['application/problem+json']?.schema?.$ref,
+              '#/components/schemas/Problem',
+              `${name}: ${status}`,
+            );
+          }
+        }
+        for (const parameter of operation.parameters ?? []) {
+          if (parameter.in === 'path')
+            assert.ok(path.includes(`{${parameter.name}}`), `${name}: ${parameter.name}`);
+        }
+      }
+    }
+  });
+
+  it('documents every event type under webhooks, with valid JSON Schemas throughout', async (t) => {
+    const { document } = await fetchDocument(t);
+    assert.deepEqual(Object.keys(document.webhooks).sort(), [...EVENT_TYPE_NAMES].sort());
+    const ajv = new Ajv2020({ strict: false });
+    addFormats.default(ajv);
+    ajv.addSchema({ $id: 'doc', components: document.components }, 'doc');
+    for (const [name, schema] of Object.entries(document.components.schemas as Record<string, object>)) {
+      const withRefs = JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"doc#/components/'));
+      assert.doesNotThrow(() => ajv.compile(withRefs), name);
+    }
+  });
+});
+
+describe(`the interactive API reference on ${testDialect}`, () => {
+  it('is served with its assets from this service, so it works offline', async (t) => {
+    const api = await startApiFixture(t);
+    const page = await fetch(`${api.url}/api/v1/docs`);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+    assert.match(page.headers.get('content-security-policy') ?? '', /script-src 'self'/);
+    const html = await page.text();
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] as string);
+    assert.ok(assets.length >= 3);
+    for (const asset of assets) {
+      assert.match(asset, /^\/api\/v1\/docs\/assets\//, 'same origin, no CDN');
+      const response = await fetch(`${api.url}${asset}`);
+      assert.equal(response.status, 200, asset);
+      assert.ok((await response.arrayBuffer()).byteLength > 0, asset);
+    }
+    const init = await (await fetch(`${api.url}/api/v1/docs/assets/init.js`)).text();
+    assert.match(init, /\/api\/v1\/openapi\.json/);
+    assert.equal((await fetch(`${api.url}/api/v1/docs/assets/..%2F..%2Fpackage.json`)).status, 404);
+  });
+});

@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { startApiFixture } from '../helpers/api.ts';
+import { testDialect } from '../helpers/database.ts';
+
+describe(`REST API rate limits on ${testDialect}`, () => {
+  it('limit each key, with RateLimit headers on every answer and 429 + Retry-After past the limit', async (t) => {
+    const api = await startApiFixture(t, {
+      env: { API_RATE_LIMIT_PER_KEY: '3', RATE_LIMIT_WINDOW_MS: '60000' },
+    });
+    const other = await api.createOrganization('Other');
+    const remaining: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const response = await api.call('GET', '/me');
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get('ratelimit-limit'), '3');
+      remaining.push(response.headers.get('ratelimit-remaining') ?? '');
+    }
+    assert.deepEqual(remaining, ['2', '1', '0']);
+    const limited = await api.call('GET', '/me');
+    assert.equal(limited.status, 429);
+    assert.equal(limited.body.code, 'rate_limited');
+    assert.match(limited.headers.get('content-type') ?? '', /^application\/problem\+json/);
+    const retryAfter = Number(limited.headers.get('retry-after'));
+    assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`);
+    assert.equal(
+      (await api.call('GET', '/me', { key: other.key })).status,
+      200,
+      'another key has its own budget',
+    );
+  });
+
+  it('limit each client address before looking at the key', async (t) => {
+    const api = await startApiFixture(t, { env: { API_RATE_LIMIT_PER_IP: '4' } });
+    const other = await api.createOrganization('Other');
+    const statuses: number[] = [];
+    for (const key of [api.org.key, other.key, null, 'svc_live_bogus', api.org.key]) {
+      statuses.push((await api.call('GET', '/me', { key })).status);
+    }
+    assert.deepEqual(statuses, [200, 200, 401, 401, 429]);
+    assert.equal((await api.call('GET', '/openapi.json', { key: null })).status, 429);
+  });
+});
