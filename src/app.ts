@@ -40,6 +40,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  closeConnectionsAsTheyGoIdle(app);
   registerHttpBasics(app, { https: deps.config.baseUrl.startsWith('https:') });
   registerHealthRoutes(app, deps.database);
   registerDiscoveryRoutes(app, deps.config);
@@ -63,4 +64,22 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     registerDevMailboxRoutes(app, deps.database.db);
   }
   return app;
+}
+
+/** How often a closing server looks for keep-alive connections whose last response has finished. */
+const IDLE_SWEEP_INTERVAL_MS = 50;
+
+/**
+ * `forceCloseConnections: 'idle'` closes the connections that are idle when closing starts. A
+ * connection whose response is still being written then becomes idle a moment later and would
+ * keep the close waiting for the whole keep-alive timeout (72 s), so while closing, idle
+ * connections are closed as they appear; requests in flight still finish.
+ */
+function closeConnectionsAsTheyGoIdle(app: FastifyInstance): void {
+  let sweep: NodeJS.Timeout | undefined;
+  app.addHook('preClose', async () => {
+    sweep = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_INTERVAL_MS);
+    sweep.unref();
+  });
+  app.addHook('onClose', async () => clearInterval(sweep));
 }
