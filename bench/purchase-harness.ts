@@ -24,16 +24,21 @@ export interface BenchService {
   mintTokens(count: number, maxAmount: number): Promise<string[]>;
 }
 
-/** Runs `measure` against a fresh service on SQLite, then on PostgreSQL when one is reachable. */
+/**
+ * Runs `measure` against a fresh service on SQLite, then on PostgreSQL when one is reachable;
+ * `env` overrides the service's configuration.
+ */
 export async function onBothDialects(
   name: string,
   measure: (service: BenchService) => Promise<Record<string, unknown>>,
+  env: Record<string, string> = {},
 ) {
   const dir = mkdtempSync(path.join(tmpdir(), 'svc-bench-'));
   try {
     await withService(
       openDatabase({ kind: 'sqlite', file: path.join(dir, 'bench.sqlite') }),
       async (service) => report(name, { dialect: 'sqlite', ...(await measure(service)) }),
+      env,
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -53,8 +58,10 @@ export async function onBothDialects(
     return;
   }
   try {
-    await withService(openDatabase({ kind: 'postgres', url }, { searchPath: schema }), async (service) =>
-      report(name, { dialect: 'postgres', ...(await measure(service)) }),
+    await withService(
+      openDatabase({ kind: 'postgres', url }, { searchPath: schema }),
+      async (service) => report(name, { dialect: 'postgres', ...(await measure(service)) }),
+      env,
     );
   } finally {
     await sql`drop schema ${sql.id(schema)} cascade`.execute(admin.db);
@@ -65,9 +72,17 @@ export async function onBothDialects(
 async function withService(
   database: DatabaseHandle,
   use: (service: BenchService) => Promise<void>,
+  env: Record<string, string>,
 ): Promise<void> {
   const sandbox = await startPspSandbox({ secretKey: SANDBOX_KEY });
-  const config = loadConfig({ NODE_ENV: 'production', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '1000000000' });
+  const config = loadConfig({
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_MAX: '1000000000',
+    API_RATE_LIMIT_PER_IP: '1000000000',
+    API_RATE_LIMIT_PER_KEY: '1000000000',
+    ...env,
+  });
   const runtime = await createRuntime(config, {
     database,
     paymentProvider: createStripeAdapter({

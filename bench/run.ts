@@ -1,7 +1,9 @@
 import { benchAcpPurchase } from './acp-purchase.ts';
+import { benchApiRead } from './api-read.ts';
 import { benchHealthz } from './healthz.ts';
 import { benchMppPurchase } from './mpp-purchase.ts';
 import { benchPurchase } from './purchase.ts';
+import { benchWebhooks } from './webhooks.ts';
 
 /** `npm run bench` runs every benchmark; `npm run bench -- healthz` runs the ones named. */
 const benchmarks: Record<string, () => Promise<void>> = {
@@ -9,6 +11,8 @@ const benchmarks: Record<string, () => Promise<void>> = {
   purchase: benchPurchase,
   'acp-purchase': benchAcpPurchase,
   'mpp-purchase': benchMppPurchase,
+  'api-read': benchApiRead,
+  webhooks: benchWebhooks,
 };
 
 const selected = process.argv.slice(2);

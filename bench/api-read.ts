@@ -1,0 +1,102 @@
+import Fastify from 'fastify';
+import { sql } from 'kysely';
+import { createApiKey } from '../src/api/index.ts';
+import type { Db } from '../src/db/schema.ts';
+import { inTransaction } from '../src/db/transaction.ts';
+import { newId } from '../src/shared/ids.ts';
+import { provisionWorkspace } from '../src/workspace/index.ts';
+import { load } from './harness.ts';
+import { type BenchService, onBothDialects } from './purchase-harness.ts';
+
+const EVIDENCE_SIZES = [1_000, 1_000_000];
+
+/**
+ * Authenticated REST reads: `GET /api/v1/controls` through the whole app (rate limits, key lookup,
+ * validation, serialization) against a bare Fastify route answering the same JSON from memory, in
+ * the same run; then the first page of `GET /api/v1/evidence` at 1,000 and at 1,000,000 rows.
+ */
+export async function benchApiRead(): Promise<void> {
+  await onBothDialects('api-read', async (service) => {
+    const { workspaceId, key } = await organizationWithKey(service);
+    const headers = { authorization: `Bearer ${key}` };
+    const controlsUrl = `${service.url}/api/v1/controls`;
+    const body = await (await fetch(controlsUrl, { headers })).text();
+
+    const bare = Fastify();
+    bare.get('/api/v1/controls', async (_request, reply) => reply.type('application/json').send(body));
+    const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const bareResult = await load({ url: `${bareUrl}/api/v1/controls` });
+      const appResult = await load({ url: controlsUrl, headers });
+      const evidence: Record<string, unknown> = {};
+      let rows = 0;
+      for (const size of EVIDENCE_SIZES) {
+        const inserted = Date.now();
+        await insertEvidence(
+          service.runtime.database.db,
+          service.runtime.database.dialect,
+          workspaceId,
+          rows,
+          size,
+        );
+        rows = size;
+        evidence[`rows_${size}`] = {
+          insertSeconds: Math.round((Date.now() - inserted) / 100) / 10,
+          firstPage: await load({ url: `${service.url}/api/v1/evidence`, headers, connections: 4 }),
+        };
+      }
+      return {
+        controls: {
+          app: appResult,
+          bare: bareResult,
+          ratio: Math.round((appResult.requestsPerSecond / bareResult.requestsPerSecond) * 100) / 100,
+        },
+        evidence,
+      };
+    } finally {
+      await bare.close();
+    }
+  });
+}
+
+/** A workspace on the enterprise plan with an API key. */
+export async function organizationWithKey(
+  service: BenchService,
+): Promise<{ workspaceId: string; key: string }> {
+  const { db } = service.runtime.database;
+  const clock = service.runtime.clock;
+  const { workspace } = await inTransaction(db, (trx) =>
+    provisionWorkspace(
+      trx,
+      {
+        name: 'Bench Ltd',
+        plan: 'enterprise',
+        ownerEmail: 'bench@example.com',
+        term: { term: 'year', startsAt: clock.now(), channel: 'operator', orderId: newId('opord') },
+      },
+      { clock, baseUrl: service.url },
+    ),
+  );
+  const { key } = await createApiKey(db, clock, { workspaceId: workspace.id, name: 'bench' });
+  return { workspaceId: workspace.id, key };
+}
+
+/** Link evidence rows `from`..`to` (exclusive), one millisecond apart, generated inside the database. */
+async function insertEvidence(db: Db, dialect: string, workspaceId: string, from: number, to: number) {
+  const base = Date.now() - to;
+  const id =
+    dialect === 'postgres'
+      ? sql`'evd_' || lpad(i::text, 26, '0')`
+      : sql`'evd_' || substr('00000000000000000000000000' || i, -26)`;
+  const batch = 100_000;
+  for (let start = from; start < to; start += batch) {
+    const end = Math.min(to, start + batch);
+    await sql`
+      insert into evidence (id, workspace_id, kind, title, url, created_at, updated_at)
+      with recursive series(i) as (select ${start + 1} union all select i + 1 from series where i < ${end})
+      select ${id}, ${workspaceId}, 'link', 'Evidence ' || i, 'https://evidence.example/' || i,
+             ${base} + i, ${base} + i
+      from series`.execute(db);
+  }
+  if (dialect === 'postgres') await sql`analyze evidence`.execute(db);
+}
