@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Page, PageRequest } from '../compliance/index.ts';
+import type { Page, PageRequest } from '../db/keyset.ts';
 import { problem, sendProblem } from '../http/problem.ts';
 import { workspaceOf } from './auth.ts';
 import { decodeCursor, encodeCursor, splitListQuery } from './pagination.ts';

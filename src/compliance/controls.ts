@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
-import { fetchPage } from '../db/keyset.ts';
-import type { Db, Tx } from '../db/schema.ts';
+import { fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
+import type { Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { newId } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
@@ -13,10 +13,9 @@ import {
   type ComplianceError,
   changedKeys,
   containsText,
+  findWorkspaceRow,
   missingReference,
   notFound,
-  type Page,
-  type PageRequest,
 } from './shared.ts';
 
 export const CONTROL_STATUSES = [
@@ -133,21 +132,12 @@ export async function listControls(
   return { items: rows.map(toControl), next };
 }
 
-async function findControlRow(db: Db, workspaceId: string, id: string): Promise<ControlsTable | undefined> {
-  return db
-    .selectFrom('controls')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', id)
-    .executeTakeFirst();
-}
-
 export async function getControl(
   { db }: ComplianceDeps,
   workspaceId: string,
   id: string,
 ): Promise<Control | undefined> {
-  const row = await findControlRow(db, workspaceId, id);
+  const row = await findWorkspaceRow(db, 'controls', workspaceId, id);
   return row ? toControl(row) : undefined;
 }
 
@@ -158,7 +148,7 @@ export async function updateControl(
   body: UpdateControlBody,
 ): Promise<Result<Control, ComplianceError>> {
   return inTransaction(deps.db, async (trx) => {
-    const existing = await findControlRow(trx, workspaceId, id);
+    const existing = await findWorkspaceRow(trx, 'controls', workspaceId, id);
     if (!existing) return err(notFound);
     const missing = await missingReference(trx, workspaceId, [
       { field: 'owner_id', kind: 'person', id: body.owner_id },
@@ -170,6 +160,7 @@ export async function updateControl(
     await trx
       .updateTable('controls')
       .set({ status: row.status, owner_id: row.owner_id, notes: row.notes, updated_at: row.updated_at })
+      .where('workspace_id', '=', workspaceId)
       .where('id', '=', id)
       .execute();
     const control = toControl(row);

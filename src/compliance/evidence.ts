@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { fetchPage } from '../db/keyset.ts';
+import { fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { newId } from '../shared/ids.ts';
@@ -24,14 +24,7 @@ import {
   toEvidence,
   type UpdateEvidenceBody,
 } from './evidence-shapes.ts';
-import {
-  type ComplianceError,
-  changedKeys,
-  missingReference,
-  notFound,
-  type Page,
-  type PageRequest,
-} from './shared.ts';
+import { type ComplianceError, changedKeys, findWorkspaceRow, missingReference, notFound } from './shared.ts';
 
 /** Rows as the API shows them, each with its controls in id order (the order Annex A was seeded in). */
 async function withControls(deps: EvidenceDeps, db: Db, rows: EvidenceTable[]): Promise<Evidence[]> {
@@ -90,21 +83,12 @@ export async function listEvidence(
   return { items: await withControls(deps, deps.db, rows), next };
 }
 
-async function findEvidenceRow(db: Db, workspaceId: string, id: string): Promise<EvidenceTable | undefined> {
-  return db
-    .selectFrom('evidence')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', id)
-    .executeTakeFirst();
-}
-
 export async function getEvidence(
   deps: EvidenceDeps,
   workspaceId: string,
   id: string,
 ): Promise<Evidence | undefined> {
-  const row = await findEvidenceRow(deps.db, workspaceId, id);
+  const row = await findWorkspaceRow(deps.db, 'evidence', workspaceId, id);
   return row ? (await withControls(deps, deps.db, [row]))[0] : undefined;
 }
 
@@ -224,7 +208,7 @@ export async function updateEvidence(
   body: UpdateEvidenceBody,
 ): Promise<Result<Evidence, ComplianceError>> {
   return inTransaction(deps.db, async (trx) => {
-    const existing = await findEvidenceRow(trx, workspaceId, id);
+    const existing = await findWorkspaceRow(trx, 'evidence', workspaceId, id);
     if (!existing) return err(notFound);
     const controls = await knownControls(trx, workspaceId, body.control_ids);
     if (!controls.ok) return controls;
@@ -239,10 +223,15 @@ export async function updateEvidence(
     await trx
       .updateTable('evidence')
       .set({ title: row.title, updated_at: row.updated_at })
+      .where('workspace_id', '=', workspaceId)
       .where('id', '=', id)
       .execute();
     if (relink) {
-      await trx.deleteFrom('evidence_controls').where('evidence_id', '=', id).execute();
+      await trx
+        .deleteFrom('evidence_controls')
+        .where('workspace_id', '=', workspaceId)
+        .where('evidence_id', '=', id)
+        .execute();
       await insertLinks(trx, row, controls.value);
     }
     const evidence = toEvidence(deps, row, relink ? controls.value : current.control_ids);
@@ -279,7 +268,7 @@ export async function openEvidenceFile(
   workspaceId: string,
   id: string,
 ): Promise<{ file: EvidenceFile; stream: Readable } | undefined> {
-  const row = await findEvidenceRow(deps.db, workspaceId, id);
+  const row = await findWorkspaceRow(deps.db, 'evidence', workspaceId, id);
   const file = row && fileOf(deps, row);
   if (!row?.storage_key || !file) return undefined;
   const handle = await openStoredFile(storedFilePath(deps.fileRoot, workspaceId, row.storage_key));

@@ -81,7 +81,7 @@ export {
   UpdateRiskBody,
   updateRisk,
 } from './risks.ts';
-export type { ComplianceDeps, ComplianceError, Page, PageRequest } from './shared.ts';
+export type { ComplianceDeps, ComplianceError } from './shared.ts';
 export {
   CreateTaskBody,
   createTask,

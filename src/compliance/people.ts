@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox';
-import { fetchPage } from '../db/keyset.ts';
+import { fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import type { Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -13,9 +13,8 @@ import {
   type ComplianceError,
   changedKeys,
   containsText,
+  findWorkspaceRow,
   notFound,
-  type Page,
-  type PageRequest,
   type UpsertOutcome as Upserted,
   upsertByUniqueKey,
 } from './shared.ts';
@@ -119,12 +118,7 @@ export async function getPerson(
   workspaceId: string,
   id: string,
 ): Promise<Person | undefined> {
-  const row = await db
-    .selectFrom('people')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+  const row = await findWorkspaceRow(db, 'people', workspaceId, id);
   return row ? toPerson(row) : undefined;
 }
 
@@ -184,12 +178,7 @@ export async function updatePerson(
   body: UpdatePersonBody,
 ): Promise<Result<Person, ComplianceError>> {
   return inTransaction(deps.db, async (trx) => {
-    const existing = await trx
-      .selectFrom('people')
-      .selectAll()
-      .where('workspace_id', '=', workspaceId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+    const existing = await findWorkspaceRow(trx, 'people', workspaceId, id);
     if (!existing) return err(notFound);
     const email = body.email?.toLowerCase();
     if (email !== undefined && email !== existing.email) {
@@ -217,7 +206,12 @@ async function applyChanges(
   const row: PeopleTable = { ...existing, updated_at: clock.now().getTime() };
   for (const key of keys) Object.assign(row, { [key]: changes[key] });
   const { id, workspace_id, created_at, ...columns } = row;
-  await trx.updateTable('people').set(columns).where('id', '=', id).execute();
+  await trx
+    .updateTable('people')
+    .set(columns)
+    .where('workspace_id', '=', workspace_id)
+    .where('id', '=', id)
+    .execute();
   await publishEvent(trx, clock, { workspaceId: workspace_id, type: 'person.updated', data: toPerson(row) });
   return { row, changed: true };
 }

@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox';
-import { fetchPage } from '../db/keyset.ts';
+import { fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction, isUniqueViolation } from '../db/transaction.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -14,8 +14,6 @@ import {
   changedKeys,
   containsText,
   notFound,
-  type Page,
-  type PageRequest,
   type UpsertOutcome,
   upsertByUniqueKey,
 } from './shared.ts';
@@ -226,7 +224,12 @@ async function applyChanges(
   if (changedKeys(existing, changes).length === 0) return { row: existing, changed: false };
   const row: PoliciesTable = { ...existing, ...changes, updated_at: clock.now().getTime() };
   const { id, workspace_id, created_at, ...columns } = row;
-  await trx.updateTable('policies').set(columns).where('id', '=', id).execute();
+  await trx
+    .updateTable('policies')
+    .set(columns)
+    .where('workspace_id', '=', workspace_id)
+    .where('id', '=', id)
+    .execute();
   await publishEvent(trx, clock, { workspaceId: workspace_id, type: 'policy.updated', data: toPolicy(row) });
   return { row, changed: true };
 }

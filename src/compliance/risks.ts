@@ -1,6 +1,5 @@
 import { type Static, Type } from 'typebox';
-import { fetchPage } from '../db/keyset.ts';
-import type { Db } from '../db/schema.ts';
+import { fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { newId } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
@@ -12,10 +11,9 @@ import {
   type ComplianceError,
   changedKeys,
   deleteRecord,
+  findWorkspaceRow,
   missingReference,
   notFound,
-  type Page,
-  type PageRequest,
 } from './shared.ts';
 
 const RISK_TREATMENTS = [
@@ -157,21 +155,12 @@ export async function listRisks(
   return { items: rows.map(toRisk), next };
 }
 
-async function findRiskRow(db: Db, workspaceId: string, id: string): Promise<RisksTable | undefined> {
-  return db
-    .selectFrom('risks')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', id)
-    .executeTakeFirst();
-}
-
 export async function getRisk(
   { db }: ComplianceDeps,
   workspaceId: string,
   id: string,
 ): Promise<Risk | undefined> {
-  const row = await findRiskRow(db, workspaceId, id);
+  const row = await findWorkspaceRow(db, 'risks', workspaceId, id);
   return row ? toRisk(row) : undefined;
 }
 
@@ -215,7 +204,7 @@ export async function updateRisk(
   body: UpdateRiskBody,
 ): Promise<Result<Risk, ComplianceError>> {
   return inTransaction(deps.db, async (trx) => {
-    const existing = await findRiskRow(trx, workspaceId, id);
+    const existing = await findWorkspaceRow(trx, 'risks', workspaceId, id);
     if (!existing) return err(notFound);
     const missing = await missingReference(trx, workspaceId, [
       { field: 'owner_id', kind: 'person', id: body.owner_id },
@@ -225,7 +214,12 @@ export async function updateRisk(
     const row: RisksTable = { ...existing, ...body, updated_at: deps.clock.now().getTime() };
     row.score = row.likelihood * row.impact;
     const { id: _id, workspace_id: _workspace, created_at: _created, ...columns } = row;
-    await trx.updateTable('risks').set(columns).where('id', '=', id).execute();
+    await trx
+      .updateTable('risks')
+      .set(columns)
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .execute();
     const risk = toRisk(row);
     await publishEvent(trx, deps.clock, { workspaceId, type: 'risk.updated', data: risk });
     return ok(risk);

@@ -1,6 +1,5 @@
 import { type InsertResult, type RawBuilder, type SqlBool, sql } from 'kysely';
-import type { Position } from '../db/keyset.ts';
-import type { Db } from '../db/schema.ts';
+import type { Database, Db } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import type { Clock } from '../shared/clock.ts';
 import { err, ok, type Result } from '../shared/result.ts';
@@ -9,17 +8,6 @@ import { type EventType, publishEvent } from '../webhooks/index.ts';
 export interface ComplianceDeps {
   db: Db;
   clock: Clock;
-}
-
-/** A page request: how many, and after which position (from the previous page). */
-export interface PageRequest {
-  limit: number;
-  after?: Position;
-}
-
-export interface Page<Item> {
-  items: Item[];
-  next: Position | null;
 }
 
 /** What a change can run into besides success; the API turns each into a 404 or 409. */
@@ -71,6 +59,25 @@ export async function missingReference(
   }
   const missing = named.find((reference) => !found.has(`${reference.kind}:${reference.id}`));
   return missing && { code: 'reference_not_found', field: missing.field, kind: missing.kind };
+}
+
+/** The compliance tables whose rows are records with an id, each of one workspace. */
+type RecordTable = 'controls' | 'tasks' | 'evidence' | 'risks' | 'vendors' | 'people' | 'policies';
+
+/** A record of the workspace by id; an id of another workspace is as absent as one that never existed. */
+export async function findWorkspaceRow<T extends RecordTable>(
+  db: Db,
+  table: T,
+  workspaceId: string,
+  id: string,
+): Promise<Database[T] | undefined> {
+  const row = await db
+    .selectFrom(table as RecordTable)
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row as Database[T] | undefined;
 }
 
 /** The keys whose value in `changes` differs from `current` (undefined means "not given"). */

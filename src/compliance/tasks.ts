@@ -1,6 +1,5 @@
 import { type Static, Type } from 'typebox';
-import { fetchPage } from '../db/keyset.ts';
-import type { Db } from '../db/schema.ts';
+import { fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { newId } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
@@ -21,10 +20,9 @@ import {
   type ComplianceError,
   changedKeys,
   deleteRecord,
+  findWorkspaceRow,
   missingReference,
   notFound,
-  type Page,
-  type PageRequest,
 } from './shared.ts';
 
 const TASK_STATUSES = ['open', 'completed'] as const satisfies readonly TaskStatus[];
@@ -128,21 +126,12 @@ export async function listTasks(
   return { items: rows.map(toTask), next };
 }
 
-async function findTaskRow(db: Db, workspaceId: string, id: string): Promise<TasksTable | undefined> {
-  return db
-    .selectFrom('tasks')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', id)
-    .executeTakeFirst();
-}
-
 export async function getTask(
   { db }: ComplianceDeps,
   workspaceId: string,
   id: string,
 ): Promise<Task | undefined> {
-  const row = await findTaskRow(db, workspaceId, id);
+  const row = await findWorkspaceRow(db, 'tasks', workspaceId, id);
   return row ? toTask(row) : undefined;
 }
 
@@ -183,7 +172,7 @@ export async function updateTask(
   body: UpdateTaskBody,
 ): Promise<Result<Task, ComplianceError>> {
   return inTransaction(deps.db, async (trx) => {
-    const existing = await findTaskRow(trx, workspaceId, id);
+    const existing = await findWorkspaceRow(trx, 'tasks', workspaceId, id);
     if (!existing) return err(notFound);
     const missing = await missingReference(trx, workspaceId, referencesOf(body));
     if (missing) return err(missing);
@@ -199,7 +188,12 @@ export async function updateTask(
       type = 'task.reopened';
     }
     const { id: _id, workspace_id: _workspace, created_at: _created, ...columns } = row;
-    await trx.updateTable('tasks').set(columns).where('id', '=', id).execute();
+    await trx
+      .updateTable('tasks')
+      .set(columns)
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .execute();
     const task = toTask(row);
     await publishEvent(trx, deps.clock, { workspaceId, type, data: task });
     return ok(task);

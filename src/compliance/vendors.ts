@@ -1,6 +1,5 @@
 import { type Static, Type } from 'typebox';
-import { fetchPage } from '../db/keyset.ts';
-import type { Db } from '../db/schema.ts';
+import { fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { newId } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
@@ -13,9 +12,8 @@ import {
   changedKeys,
   containsText,
   deleteRecord,
+  findWorkspaceRow,
   notFound,
-  type Page,
-  type PageRequest,
 } from './shared.ts';
 
 const VENDOR_RISK_LEVELS = [
@@ -116,21 +114,12 @@ export async function listVendors(
   return { items: rows.map(toVendor), next };
 }
 
-async function findVendorRow(db: Db, workspaceId: string, id: string): Promise<VendorsTable | undefined> {
-  return db
-    .selectFrom('vendors')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', id)
-    .executeTakeFirst();
-}
-
 export async function getVendor(
   { db }: ComplianceDeps,
   workspaceId: string,
   id: string,
 ): Promise<Vendor | undefined> {
-  const row = await findVendorRow(db, workspaceId, id);
+  const row = await findWorkspaceRow(db, 'vendors', workspaceId, id);
   return row ? toVendor(row) : undefined;
 }
 
@@ -166,12 +155,17 @@ export async function updateVendor(
   body: UpdateVendorBody,
 ): Promise<Result<Vendor, ComplianceError>> {
   return inTransaction(deps.db, async (trx) => {
-    const existing = await findVendorRow(trx, workspaceId, id);
+    const existing = await findWorkspaceRow(trx, 'vendors', workspaceId, id);
     if (!existing) return err(notFound);
     if (changedKeys(existing, body).length === 0) return ok(toVendor(existing));
     const row: VendorsTable = { ...existing, ...body, updated_at: deps.clock.now().getTime() };
     const { id: _id, workspace_id: _workspace, created_at: _created, ...columns } = row;
-    await trx.updateTable('vendors').set(columns).where('id', '=', id).execute();
+    await trx
+      .updateTable('vendors')
+      .set(columns)
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .execute();
     const vendor = toVendor(row);
     await publishEvent(trx, deps.clock, { workspaceId, type: 'vendor.updated', data: vendor });
     return ok(vendor);

@@ -11,6 +11,18 @@ export interface SortKey {
 /** The values of the sort columns of the last row a page returned. */
 export type Position = (string | number)[];
 
+/** A page request: how many, and after which position (from the previous page). */
+export interface PageRequest {
+  limit: number;
+  after?: Position;
+}
+
+/** A page of a list as domain functions answer it: the items and where the next page starts. */
+export interface Page<Item> {
+  items: Item[];
+  next: Position | null;
+}
+
 export interface KeysetPage<Row> {
   rows: Row[];
   /** Where the next page starts; null on the last page. */
@@ -24,7 +36,7 @@ export interface KeysetPage<Row> {
 export async function fetchPage<DB, TB extends keyof DB, Row extends Record<string, unknown>>(
   query: SelectQueryBuilder<DB, TB, Row>,
   order: readonly SortKey[],
-  page: { limit: number; after?: Position },
+  page: PageRequest,
 ): Promise<KeysetPage<Row>> {
   let ordered = query;
   const { after } = page;

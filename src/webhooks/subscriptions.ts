@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox';
-import type { Page, PageRequest } from '../compliance/index.ts';
+import type { Page, PageRequest } from '../db/keyset.ts';
 import { fetchPage } from '../db/keyset.ts';
 import type { Db } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
