@@ -24,6 +24,7 @@ function banner(
     `  database     ${database.location}${runtime.appliedMigrations.length ? ` (applied ${runtime.appliedMigrations.join(', ')})` : ''}`,
     `  payments     ${psp}`,
     `  mail         ${mail}`,
+    `  REST API     ${config.baseUrl}/api/v1/docs (keys: npm run svc -- api-keys create --workspace <id>)`,
     `  health       ${config.baseUrl}/healthz  ${config.baseUrl}/readyz`,
   ].join('\n');
 }

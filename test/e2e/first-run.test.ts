@@ -23,6 +23,8 @@ describe('first run (npm start)', () => {
       new RegExp(`database +sqlite ${path.join(dataDir, 'svc.sqlite')} \\(applied 0001_foundation`),
     );
     assert.match(banner, /mail +dev mailbox at .*\/dev\/mailbox/);
+    assert.match(banner, /REST API +http:\/\/\S+\/api\/v1\/docs/);
+    assert.equal((await fetch(`${first.url}/api/v1/openapi.json`)).status, 200);
     assert.equal(await first.stop('SIGTERM'), 0);
 
     const second = await startServiceProcess(env);
