@@ -93,7 +93,7 @@ async function insertEvidence(db: Db, dialect: string, workspaceId: string, from
     const end = Math.min(to, start + batch);
     await sql`
       insert into evidence (id, workspace_id, kind, title, url, created_at, updated_at)
-      with recursive series(i) as (select ${start + 1} union all select i + 1 from series where i < ${end})
+      with recursive series(i) as (select cast(${start + 1} as integer) union all select i + 1 from series where i < ${end})
       select ${id}, ${workspaceId}, 'link', 'Evidence ' || i, 'https://evidence.example/' || i,
              ${base} + i, ${base} + i
       from series`.execute(db);
