@@ -14,7 +14,10 @@ export interface JobContext {
 
 export interface JobDefinition {
   run(payload: unknown, context: JobContext): Promise<void>;
-  /** Called once when the job gives up, to record the failure where its owner looks. */
+  /**
+   * Called when the job gives up, to record the failure where its owner looks. Must be idempotent:
+   * if it fails, the job is not parked and gives up again when its lease ends.
+   */
   onParked?(payload: unknown, lastError: string): Promise<void>;
 }
 
@@ -210,6 +213,17 @@ export class JobRunner {
   }
 
   async #execute(job: ClaimedJob): Promise<void> {
+    try {
+      await this.#runAndRecord(job);
+    } catch (error) {
+      this.#options.logger.error(
+        { jobId: job.id, kind: job.kind, err: error },
+        'recording a job outcome failed; the job runs again when its lease ends',
+      );
+    }
+  }
+
+  async #runAndRecord(job: ClaimedJob): Promise<void> {
     const { definitions, logger } = this.#options;
     const definition = definitions[job.kind];
     if (!definition) {
@@ -217,18 +231,16 @@ export class JobRunner {
       return;
     }
     if (job.attempts > job.max_attempts) {
-      await this.#park(job, 'lease expired on the last attempt (the worker stopped mid-job)');
+      await this.#giveUp(job, definition, 'lease expired on the last attempt (the worker stopped mid-job)');
       return;
     }
     try {
       await definition.run(JSON.parse(job.payload), { jobId: job.id, attempt: job.attempts });
-      await this.#finish(job);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       if (job.attempts >= job.max_attempts) {
         logger.error({ jobId: job.id, kind: job.kind, attempts: job.attempts, err: error }, 'job parked');
-        await this.#park(job, message);
-        await definition.onParked?.(JSON.parse(job.payload), message);
+        await this.#giveUp(job, definition, message);
       } else {
         logger.warn(
           { jobId: job.id, kind: job.kind, attempts: job.attempts, error: message },
@@ -236,7 +248,15 @@ export class JobRunner {
         );
         await this.#retry(job, message);
       }
+      return;
     }
+    await this.#finish(job);
+  }
+
+  /** The definition hears of it first: if telling it fails, the job is not parked and comes back. */
+  async #giveUp(job: ClaimedJob, definition: JobDefinition, reason: string): Promise<void> {
+    await definition.onParked?.(JSON.parse(job.payload), reason);
+    await this.#park(job, reason);
   }
 
   #ownedBy(job: ClaimedJob) {

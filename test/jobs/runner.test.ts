@@ -112,6 +112,65 @@ describe(`job runner on ${testDialect}`, () => {
     assert.equal((await jobRow(database, id)).status, 'succeeded');
   });
 
+  it('parks a job whose worker died during its last attempt, telling its definition why', async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.close());
+    const clock = new ManualClock();
+    const id = await enqueueJob(database.db, clock.now(), {
+      kind: 'work',
+      payload: { n: 1 },
+      maxAttempts: 1,
+    });
+    await database.db
+      .updateTable('jobs')
+      .set({ status: 'running', attempts: 1, locked_by: 'worker_dead', locked_until: clock.now().getTime() })
+      .execute();
+    const parked: unknown[] = [];
+    let runs = 0;
+    const runner = runnerFor(database, clock, {
+      work: {
+        run: async () => void runs++,
+        onParked: async (payload, reason) => void parked.push([payload, reason]),
+      },
+    });
+    await runner.drain();
+    assert.equal(runs, 0);
+    assert.equal((await jobRow(database, id)).status, 'parked');
+    assert.deepEqual(parked, [[{ n: 1 }, 'lease expired on the last attempt (the worker stopped mid-job)']]);
+  });
+
+  it('keeps running when recording an outcome fails, and logs it', async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.close());
+    const clock = new ManualClock();
+    await enqueueJob(database.db, clock.now(), { kind: 'work', payload: {}, maxAttempts: 1 });
+    const errors: string[] = [];
+    const runner = new JobRunner({
+      db: database.db,
+      dialect: database.dialect,
+      clock,
+      logger: { ...silent, error: (_object, message) => void errors.push(message) },
+      pollIntervalMs: 10,
+      definitions: {
+        work: {
+          run: async () => {
+            throw new Error('the receiver is down');
+          },
+          onParked: async () => {
+            throw new Error('the database went away');
+          },
+        },
+      },
+    });
+    runner.start();
+    t.after(() => runner.stop());
+    const deadline = Date.now() + 5000;
+    while (!errors.includes('recording a job outcome failed; the job runs again when its lease ends')) {
+      assert.ok(Date.now() < deadline, `logged: ${errors.join('; ')}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  });
+
   it('lets a running job finish when stopped', async (t) => {
     const database = await createTestDatabase();
     t.after(() => database.close());
