@@ -1,6 +1,7 @@
 import Fastify from 'fastify';
 import { sql } from 'kysely';
 import { createApiKey } from '../src/api/index.ts';
+import { encodeCursor } from '../src/api/pagination.ts';
 import type { Db } from '../src/db/schema.ts';
 import { inTransaction } from '../src/db/transaction.ts';
 import { newId } from '../src/shared/ids.ts';
@@ -13,7 +14,8 @@ const EVIDENCE_SIZES = [1_000, 1_000_000];
 /**
  * Authenticated REST reads: `GET /api/v1/controls` through the whole app (rate limits, key lookup,
  * validation, serialization) against a bare Fastify route answering the same JSON from memory, in
- * the same run; then the first page of `GET /api/v1/evidence` at 1,000 and at 1,000,000 rows.
+ * the same run; then `GET /api/v1/evidence` at 1,000 and at 1,000,000 rows: the first page, and
+ * the page after the middle row (what the hundredth page of a deep walk costs).
  */
 export async function benchApiRead(): Promise<void> {
   await onBothDialects('api-read', async (service) => {
@@ -40,9 +42,15 @@ export async function benchApiRead(): Promise<void> {
           size,
         );
         rows = size;
+        const middle = await cursorAtMiddle(service.runtime.database.db, workspaceId, size);
         evidence[`rows_${size}`] = {
           insertSeconds: Math.round((Date.now() - inserted) / 100) / 10,
           firstPage: await load({ url: `${service.url}/api/v1/evidence`, headers, connections: 4 }),
+          middlePage: await load({
+            url: `${service.url}/api/v1/evidence?cursor=${encodeURIComponent(middle)}`,
+            headers,
+            connections: 4,
+          }),
         };
       }
       return {
@@ -81,6 +89,20 @@ export async function organizationWithKey(
   return { workspaceId: workspace.id, key };
 }
 
+/** The cursor a client holds after reading the newer half of the workspace's evidence. */
+async function cursorAtMiddle(db: Db, workspaceId: string, rows: number): Promise<string> {
+  const row = await db
+    .selectFrom('evidence')
+    .select(['created_at', 'id'])
+    .where('workspace_id', '=', workspaceId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .offset(Math.floor(rows / 2))
+    .limit(1)
+    .executeTakeFirstOrThrow();
+  return encodeCursor([Number(row.created_at), row.id], { workspaceId, list: 'evidence', filter: {} });
+}
+
 /** Link evidence rows `from`..`to` (exclusive), one millisecond apart, generated inside the database. */
 async function insertEvidence(db: Db, dialect: string, workspaceId: string, from: number, to: number) {
   const base = Date.now() - to;
@@ -95,7 +117,7 @@ async function insertEvidence(db: Db, dialect: string, workspaceId: string, from
       insert into evidence (id, workspace_id, kind, title, url, created_at, updated_at)
       with recursive series(i) as (select cast(${start + 1} as integer) union all select i + 1 from series where i < ${end})
       select ${id}, ${workspaceId}, 'link', 'Evidence ' || i, 'https://evidence.example/' || i,
-             ${base} + i, ${base} + i
+             cast(${base} as bigint) + i, cast(${base} as bigint) + i
       from series`.execute(db);
   }
   if (dialect === 'postgres') await sql`analyze evidence`.execute(db);

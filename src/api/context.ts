@@ -10,6 +10,7 @@ import { Type } from 'typebox';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/schema.ts';
 import type { Clock } from '../shared/clock.ts';
+import { IdInput } from '../shared/wire.ts';
 import type { TargetPolicy } from '../webhooks/index.ts';
 
 /** What the /api/v1 routes are given: the database, the clock, the configuration, the webhook target policy. */
@@ -29,7 +30,7 @@ export type ApiScope = FastifyInstance<
   TypeBoxTypeProvider
 >;
 
-export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+export const IdParams = Type.Object({ id: IdInput('The id of the record.') });
 
 /** The `data` of a `*.deleted` event. */
 export const DeletedRecord = Type.Object(

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Page, PageRequest } from '../db/keyset.ts';
+import { type Page, type PageRequest, PositionMismatchError } from '../db/keyset.ts';
 import { problem, sendProblem } from '../http/problem.ts';
 import { workspaceOf } from './auth.ts';
 import { decodeCursor, encodeCursor, splitListQuery } from './pagination.ts';
@@ -21,18 +21,22 @@ export async function answerList<Q extends ListQuery, Item>(
   const { filter, limit, cursor } = splitListQuery(query);
   const scope = { workspaceId, list, filter };
   const after = cursor === undefined ? undefined : decodeCursor(cursor, scope);
-  if (cursor !== undefined && after === undefined) {
-    return sendProblem(
-      reply,
-      problem(
-        request,
-        400,
-        'invalid_cursor',
-        'The cursor is not one this list gave out with these filters.',
-        [{ path: 'querystring/cursor', message: 'is not a cursor of this list and filter' }],
-      ),
-    );
+  if (cursor !== undefined && after === undefined) return sendInvalidCursor(request, reply);
+  let page: Page<Item>;
+  try {
+    page = await fetch(workspaceId, filter, { limit, after });
+  } catch (error) {
+    if (error instanceof PositionMismatchError) return sendInvalidCursor(request, reply);
+    throw error;
   }
-  const page = await fetch(workspaceId, filter, { limit, after });
   return { data: page.items, next_cursor: page.next ? encodeCursor(page.next, scope) : null };
+}
+
+function sendInvalidCursor(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendProblem(
+    reply,
+    problem(request, 400, 'invalid_cursor', 'The cursor is not one this list gave out with these filters.', [
+      { path: 'querystring/cursor', message: 'is not a cursor of this list and filter' },
+    ]),
+  );
 }

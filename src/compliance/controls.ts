@@ -123,10 +123,13 @@ export async function listControls(
   if (filter.q) query = query.where(containsText(['reference', 'title'], filter.q));
   const { rows, next } = await fetchPage(
     query,
-    [
-      { column: 'position', direction: 'asc' },
-      { column: 'id', direction: 'asc' },
-    ],
+    {
+      direction: 'asc',
+      columns: [
+        { column: 'position', type: 'integer' },
+        { column: 'id', type: 'string' },
+      ],
+    },
     page,
   );
   return { items: rows.map(toControl), next };

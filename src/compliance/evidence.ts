@@ -3,6 +3,7 @@ import { fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { newId } from '../shared/ids.ts';
+import { epochMsOf } from '../shared/wire.ts';
 import { err, ok, type Result } from '../shared/result.ts';
 import { publishEvent } from '../webhooks/index.ts';
 import type { EvidenceTable } from './compliance.table.ts';
@@ -50,7 +51,7 @@ export async function listEvidence(
   page: PageRequest,
 ): Promise<Page<Evidence>> {
   // Every creation time is after 0, so no `since` is the same bound as the beginning of time.
-  const since = filter.since === undefined ? 0 : Date.parse(filter.since);
+  const since = filter.since === undefined ? 0 : epochMsOf(filter.since);
   const { rows, next } = filter.control_id
     ? await fetchPage(
         deps.db
@@ -62,10 +63,13 @@ export async function listEvidence(
           .where('evidence_controls.workspace_id', '=', workspaceId)
           .where('evidence.workspace_id', '=', workspaceId)
           .where('evidence_controls.created_at', '>=', since),
-        [
-          { column: 'evidence_controls.created_at', direction: 'desc' },
-          { column: 'evidence_controls.evidence_id', direction: 'desc' },
-        ],
+        {
+          direction: 'desc',
+          columns: [
+            { column: 'evidence_controls.created_at', type: 'integer' },
+            { column: 'evidence_controls.evidence_id', type: 'string' },
+          ],
+        },
         page,
       )
     : await fetchPage(
@@ -74,10 +78,13 @@ export async function listEvidence(
           .selectAll()
           .where('workspace_id', '=', workspaceId)
           .where('created_at', '>=', since),
-        [
-          { column: 'created_at', direction: 'desc' },
-          { column: 'id', direction: 'desc' },
-        ],
+        {
+          direction: 'desc',
+          columns: [
+            { column: 'created_at', type: 'integer' },
+            { column: 'id', type: 'string' },
+          ],
+        },
         page,
       );
   return { items: await withControls(deps, deps.db, rows), next };

@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox';
-import { fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
+import { CREATION_ORDER, fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction, isUniqueViolation } from '../db/transaction.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -122,7 +122,7 @@ export async function listPolicies(
   let query = db.selectFrom('policies').selectAll().where('workspace_id', '=', workspaceId);
   if (filter.status) query = query.where('status', '=', filter.status);
   if (filter.q) query = query.where(containsText(['key', 'title'], filter.q));
-  const { rows, next } = await fetchPage(query, [{ column: 'id', direction: 'asc' }], page);
+  const { rows, next } = await fetchPage(query, CREATION_ORDER, page);
   return { items: rows.map(toPolicy), next };
 }
 

@@ -146,10 +146,13 @@ export async function listRisks(
   if (band) query = query.where('score', '>=', band.min).where('score', '<=', band.max);
   const { rows, next } = await fetchPage(
     query,
-    [
-      { column: 'score', direction: 'desc' },
-      { column: 'id', direction: 'desc' },
-    ],
+    {
+      direction: 'desc',
+      columns: [
+        { column: 'score', type: 'integer' },
+        { column: 'id', type: 'string' },
+      ],
+    },
     page,
   );
   return { items: rows.map(toRisk), next };

@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox';
-import { fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
+import { CREATION_ORDER, fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { newId } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
@@ -122,7 +122,7 @@ export async function listTasks(
   if (filter.status) query = query.where('status', '=', filter.status);
   if (filter.assignee_id) query = query.where('assignee_id', '=', filter.assignee_id);
   if (filter.control_id) query = query.where('control_id', '=', filter.control_id);
-  const { rows, next } = await fetchPage(query, [{ column: 'id', direction: 'asc' }], page);
+  const { rows, next } = await fetchPage(query, CREATION_ORDER, page);
   return { items: rows.map(toTask), next };
 }
 

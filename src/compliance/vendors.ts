@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox';
-import { fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
+import { CREATION_ORDER, fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { newId } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
@@ -110,7 +110,7 @@ export async function listVendors(
   if (filter.status) query = query.where('status', '=', filter.status);
   if (filter.risk_level) query = query.where('risk_level', '=', filter.risk_level);
   if (filter.q) query = query.where(containsText(['name', 'website'], filter.q));
-  const { rows, next } = await fetchPage(query, [{ column: 'id', direction: 'asc' }], page);
+  const { rows, next } = await fetchPage(query, CREATION_ORDER, page);
   return { items: rows.map(toVendor), next };
 }
 

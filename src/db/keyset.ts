@@ -1,11 +1,19 @@
-import { type ExpressionBuilder, type SelectQueryBuilder, sql } from 'kysely';
+import { type RawBuilder, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
 
 export type SortDirection = 'asc' | 'desc';
 
-/** One column of a list's order; the last one must be unique (the id) so the order is total. */
-export interface SortKey {
-  column: string;
+/**
+ * A list's order: its columns, the last one unique (the id) so the order is total, all in one
+ * direction so that "after a position" is one row-value comparison an index can seek to.
+ */
+export interface KeysetOrder {
   direction: SortDirection;
+  columns: readonly SortColumn[];
+}
+
+export interface SortColumn {
+  column: string;
+  type: 'integer' | 'string';
 }
 
 /** The values of the sort columns of the last row a page returned. */
@@ -29,47 +37,63 @@ export interface KeysetPage<Row> {
   next: Position | null;
 }
 
+/** A position that cannot come from this order: a cursor was forged or belongs to another list. */
+export class PositionMismatchError extends Error {
+  constructor() {
+    super('the position does not fit the order of this list');
+    this.name = 'PositionMismatchError';
+  }
+}
+
+/** The longest string a position may carry; ids and every other sort column are shorter. */
+const MAX_POSITION_STRING = 128;
+
+function fitsOrder(order: KeysetOrder, position: Position): boolean {
+  return (
+    position.length === order.columns.length &&
+    order.columns.every(({ type }, index) => {
+      const value = position[index];
+      return type === 'integer'
+        ? Number.isSafeInteger(value)
+        : typeof value === 'string' && value.length <= MAX_POSITION_STRING && !value.includes('\u0000');
+    })
+  );
+}
+
 /**
  * Keyset pagination: rows strictly after `after` in `order`, `limit` of them. The cost of a page
  * depends on the page size, not on how many rows precede it, given an index on the order columns.
  */
 export async function fetchPage<DB, TB extends keyof DB, Row extends Record<string, unknown>>(
   query: SelectQueryBuilder<DB, TB, Row>,
-  order: readonly SortKey[],
+  order: KeysetOrder,
   page: PageRequest,
 ): Promise<KeysetPage<Row>> {
   let ordered = query;
   const { after } = page;
   if (after) {
-    if (after.length !== order.length) throw new RangeError('a position must name every sort column');
-    ordered = ordered.where((eb) => afterPosition(eb, order, after));
+    if (!fitsOrder(order, after)) throw new PositionMismatchError();
+    ordered = ordered.where(afterPosition(order, after));
   }
-  for (const key of order) ordered = ordered.orderBy(sql.ref(key.column), key.direction);
+  for (const { column } of order.columns) ordered = ordered.orderBy(sql.ref(column), order.direction);
   const rows = await ordered.limit(page.limit + 1).execute();
   if (rows.length <= page.limit) return { rows, next: null };
   rows.length = page.limit;
   const last = rows[rows.length - 1] as Row;
-  return { rows, next: order.map((key) => last[columnName(key.column)] as string | number) };
+  return { rows, next: order.columns.map(({ column }) => last[columnName(column)] as string | number) };
 }
 
-/** (a > x) or (a = x and b > y) or ..., each comparison in its column's direction. */
-function afterPosition<DB, TB extends keyof DB>(
-  eb: ExpressionBuilder<DB, TB>,
-  order: readonly SortKey[],
-  after: Position,
-) {
-  return eb.or(
-    order.map((key, index) =>
-      eb.and([
-        ...order
-          .slice(0, index)
-          .map((earlier, i) => eb(sql.ref(earlier.column), '=', after[i] as string | number)),
-        eb(sql.ref(key.column), key.direction === 'asc' ? '>' : '<', after[index] as string | number),
-      ]),
-    ),
-  );
+/** `(a, b) > (x, y)` (or `<` for a descending order): both dialects seek an index on (a, b) with it. */
+function afterPosition(order: KeysetOrder, after: Position): RawBuilder<SqlBool> {
+  const columns = sql.join(order.columns.map(({ column }) => sql.ref(column)));
+  const values = sql.join(after.map((value) => sql.val(value)));
+  const comparison = sql.raw(order.direction === 'asc' ? '>' : '<');
+  return sql<SqlBool>`(${columns}) ${comparison} (${values})`;
 }
 
 function columnName(reference: string): string {
   return reference.slice(reference.lastIndexOf('.') + 1);
 }
+
+/** Oldest first: ids are time-ordered, so the id alone is the order of creation. */
+export const CREATION_ORDER: KeysetOrder = { direction: 'asc', columns: [{ column: 'id', type: 'string' }] };

@@ -4,7 +4,19 @@ import { type TSchema, Type } from 'typebox';
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'RFC 3339, UTC.' });
 
+/**
+ * Epoch milliseconds of an RFC 3339 time the schema accepted. A leap second (`23:59:60`), valid in
+ * RFC 3339 but refused by `Date.parse`, is the instant after second 59, as POSIX time counts it.
+ */
+export function epochMsOf(rfc3339: string): number {
+  const leap = /^(.*t\d\d:\d\d:)60(\.\d+)?(z|[+-]\d\d:\d\d)$/i.exec(rfc3339);
+  return leap ? Date.parse(`${leap[1]}59${leap[2] ?? ''}${leap[3]}`) + 1000 : Date.parse(rfc3339);
+}
+
 export const CalendarDate = Type.String({ format: 'date', description: 'A calendar date, YYYY-MM-DD.' });
+
+/** PostgreSQL text cannot hold U+0000, so no text the API stores or searches for may carry it. */
+const WITHOUT_NUL = '^[^\\u0000]*$';
 
 /** A record id: its prefix names the kind (`tsk_...`), followed by 26 base32 characters. */
 export const RecordId = (prefix: string, description?: string) =>
@@ -17,10 +29,11 @@ export const RecordId = (prefix: string, description?: string) =>
  * An id sent in a request. Not pattern-checked: an id that names nothing in the workspace, whatever
  * its shape, is answered 404 like an id of another workspace.
  */
-export const IdInput = (description: string) => Type.String({ minLength: 1, maxLength: 64, description });
+export const IdInput = (description: string) =>
+  Type.String({ minLength: 1, maxLength: 64, pattern: WITHOUT_NUL, description });
 
 export const Text = (maxLength: number, options: { minLength?: number; description?: string } = {}) =>
-  Type.String({ maxLength, ...options });
+  Type.String({ maxLength, pattern: WITHOUT_NUL, ...options });
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 

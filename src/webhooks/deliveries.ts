@@ -1,6 +1,5 @@
 import { type Static, Type } from 'typebox';
-import type { Page, PageRequest } from '../db/keyset.ts';
-import { fetchPage } from '../db/keyset.ts';
+import { fetchPage, type KeysetOrder, type Page, type PageRequest } from '../db/keyset.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { err, ok, type Result } from '../shared/result.ts';
@@ -111,7 +110,8 @@ async function withAttempts(db: Db, rows: DeliveryRow[]): Promise<WebhookDeliver
   }));
 }
 
-/** Newest first. */
+const NEWEST_FIRST: KeysetOrder = { direction: 'desc', columns: [{ column: 'd.id', type: 'string' }] };
+
 export async function listDeliveries(
   { db }: Pick<WebhookDeps, 'db'>,
   workspaceId: string,
@@ -121,7 +121,7 @@ export async function listDeliveries(
 ): Promise<Page<WebhookDelivery>> {
   let query = deliveriesOf(db, workspaceId).where('d.subscription_id', '=', subscriptionId);
   if (filter.status) query = query.where('d.status', '=', filter.status);
-  const { rows, next } = await fetchPage(query, [{ column: 'd.id', direction: 'desc' }], page);
+  const { rows, next } = await fetchPage(query, NEWEST_FIRST, page);
   return { items: await withAttempts(db, rows), next };
 }
 

@@ -1,6 +1,5 @@
 import { type Static, Type } from 'typebox';
-import type { Page, PageRequest } from '../db/keyset.ts';
-import { fetchPage } from '../db/keyset.ts';
+import { CREATION_ORDER, fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import type { Db } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { newId } from '../shared/ids.ts';
@@ -138,7 +137,7 @@ export async function listSubscriptions(
 ): Promise<Page<WebhookSubscription>> {
   let query = db.selectFrom('webhook_subscriptions').selectAll().where('workspace_id', '=', workspaceId);
   if (filter.status) query = query.where('status', '=', filter.status);
-  const { rows, next } = await fetchPage(query, [{ column: 'id', direction: 'asc' }], page);
+  const { rows, next } = await fetchPage(query, CREATION_ORDER, page);
   const now = clock.now();
   return { items: rows.map((row) => toSubscription(row, now)), next };
 }

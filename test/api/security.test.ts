@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { revokeApiKey } from '../../src/api/index.ts';
+import { encodeCursor } from '../../src/api/pagination.ts';
 import { startApiFixture } from '../helpers/api.ts';
 import { testDialect } from '../helpers/database.ts';
 
@@ -44,5 +45,78 @@ describe(`every REST operation on ${testDialect}`, () => {
       const response = await api.call('GET', path, { key: other.key });
       assert.deepEqual([response.status, response.body.code], [404, 'not_found'], path);
     }
+  });
+
+  it('answers forged cursors with 400 invalid_cursor, whatever position they carry', async (t) => {
+    const api = await startApiFixture(t);
+    await api.call('POST', '/tasks', { json: { title: 'One' } });
+    await api.call('POST', '/evidence', { json: { title: 'Two', url: 'https://evidence.example/2' } });
+    const forged = (list: string, position: unknown[]) =>
+      encodeURIComponent(
+        encodeCursor(position as (string | number)[], { workspaceId: api.org.workspaceId, list, filter: {} }),
+      );
+    const cases: [string, unknown[]][] = [
+      ['tasks', []],
+      ['tasks', ['tsk_1', 'tsk_2']],
+      ['tasks', [42]],
+      ['tasks', ['tsk_\u0000']],
+      ['evidence', ['evd_1']],
+      ['evidence', ['1767225600000', 'evd_1']],
+      ['evidence', [1e300, 'evd_1']],
+      ['evidence', [1.5, 'evd_1']],
+      ['evidence', [1767225600000, 7]],
+      ['risks', [25, 'r'.repeat(200)]],
+      ['controls', [null, 'ctl_1']],
+    ];
+    for (const [list, position] of cases) {
+      const response = await api.call('GET', `/${list}?cursor=${forged(list, position)}`);
+      assert.deepEqual(
+        [response.status, response.body.code],
+        [400, 'invalid_cursor'],
+        `${list} ${JSON.stringify(position)}`,
+      );
+    }
+    const genuine = await api.call(
+      'GET',
+      `/evidence?cursor=${forged('evidence', [Date.now() + 60_000, 'evd_z'])}`,
+    );
+    assert.deepEqual([genuine.status, genuine.body.data.length], [200, 1]);
+  });
+
+  it('refuses text with a NUL character in bodies, searches and ids with 400, on every database', async (t) => {
+    const api = await startApiFixture(t);
+    const requests: [string, string, unknown, string][] = [
+      ['POST', '/tasks', { title: 'Review\u0000' }, 'body/title'],
+      [
+        'POST',
+        '/risks',
+        { title: 'Data loss', description: '\u0000', likelihood: 2, impact: 3 },
+        'body/description',
+      ],
+      ['POST', '/people', { email: 'ana@example.com', name: 'Ana\u0000' }, 'body/name'],
+      ['GET', '/controls?q=%00', undefined, 'querystring/q'],
+      ['GET', '/evidence?control_id=ctl_%00', undefined, 'querystring/control_id'],
+      ['GET', '/tasks/tsk_%00', undefined, 'params/id'],
+      ['DELETE', '/vendors/vnd_%00', undefined, 'params/id'],
+    ];
+    for (const [method, path, json, field] of requests) {
+      const response = await api.call(method, path, { json });
+      assert.deepEqual(
+        [response.status, response.body.code, response.body.errors?.[0]?.path],
+        [400, 'invalid_request', field],
+        `${method} ${path}`,
+      );
+    }
+  });
+
+  it('reads a leap second in ?since= as the next minute', async (t) => {
+    const api = await startApiFixture(t);
+    await api.call('POST', '/evidence', {
+      json: { title: 'Log export', url: 'https://evidence.example/log' },
+    });
+    const before = await api.call('GET', '/evidence?since=2016-12-31T23:59:60Z');
+    assert.deepEqual([before.status, before.body.data.length], [200, 1]);
+    const after = await api.call('GET', '/evidence?since=9998-12-31T23:59:60Z');
+    assert.deepEqual([after.status, after.body.data.length], [200, 0]);
   });
 });
