@@ -129,7 +129,8 @@ export async function apiV1(scope: FastifyInstance, deps: ApiDeps): Promise<void
 
 /**
  * Per client IP first (before anything else, so floods cost nothing), then the key, then per key.
- * Limits answer 429 with Retry-After; the per-key state is in RateLimit-* headers on every answer.
+ * Limits answer 429 with Retry-After and the RateLimit-* headers of the limit that was reached;
+ * other answers carry the per-key state in the RateLimit-* headers.
  */
 function applyLimitsAndAuthentication(scope: FastifyInstance, deps: ApiDeps): void {
   const windowMs = deps.config.rateLimit.windowMs;
@@ -149,6 +150,7 @@ function applyLimitsAndAuthentication(scope: FastifyInstance, deps: ApiDeps): vo
       limited = tooMany(verdict, 'API key');
       if (verdict.allowed) return;
     }
+    setRateLimitHeaders(reply, limited.verdict);
     reply.header('retry-after', String(limited.verdict.resetSeconds));
     return sendProblem(
       reply,

@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
-import { fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
+import { CREATION_ORDER, fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import type { Tx } from '../db/schema.ts';
-import { inTransaction } from '../db/transaction.ts';
+import { inTransaction, isUniqueViolation } from '../db/transaction.ts';
 import type { Clock } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
@@ -109,7 +109,7 @@ export async function listPeople(
   let query = db.selectFrom('people').selectAll().where('workspace_id', '=', workspaceId);
   if (filter.employment_status) query = query.where('employment_status', '=', filter.employment_status);
   if (filter.q) query = query.where(containsText(['name', 'email'], filter.q));
-  const { rows, next } = await fetchPage(query, [{ column: 'id', direction: 'asc' }], page);
+  const { rows, next } = await fetchPage(query, CREATION_ORDER, page);
   return { items: rows.map(toPerson), next };
 }
 
@@ -171,28 +171,33 @@ export async function upsertPerson(
   });
 }
 
+const emailTaken: ComplianceError = {
+  code: 'conflict',
+  field: 'email',
+  message: 'Another person has this email.',
+};
+
+/** A new email must stay unique; the constraint decides, so two concurrent changes cannot both win. */
 export async function updatePerson(
   deps: ComplianceDeps,
   workspaceId: string,
   id: string,
   body: UpdatePersonBody,
 ): Promise<Result<Person, ComplianceError>> {
-  return inTransaction(deps.db, async (trx) => {
-    const existing = await findWorkspaceRow(trx, 'people', workspaceId, id);
-    if (!existing) return err(notFound);
-    const email = body.email?.toLowerCase();
-    if (email !== undefined && email !== existing.email) {
-      const taken = await trx
-        .selectFrom('people')
-        .select('id')
-        .where('workspace_id', '=', workspaceId)
-        .where('email', '=', email)
-        .executeTakeFirst();
-      if (taken) return err({ code: 'conflict', field: 'email', message: 'Another person has this email.' });
-    }
-    const updated = await applyChanges(trx, deps.clock, existing, { ...body, email });
-    return ok(toPerson(updated.row));
-  });
+  try {
+    return await inTransaction(deps.db, async (trx) => {
+      const existing = await findWorkspaceRow(trx, 'people', workspaceId, id);
+      if (!existing) return err(notFound);
+      const updated = await applyChanges(trx, deps.clock, existing, {
+        ...body,
+        email: body.email?.toLowerCase(),
+      });
+      return ok(toPerson(updated.row));
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) return err(emailTaken);
+    throw error;
+  }
 }
 
 async function applyChanges(

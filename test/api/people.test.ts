@@ -98,6 +98,24 @@ describe(`people on ${testDialect}`, () => {
     assert.equal(renamed.body.email, 'ada@lovelace.example');
   });
 
+  it('let one of many concurrent changes to the same new email win; the others are 409', async (t) => {
+    const api = await startApiFixture(t);
+    const people = await Promise.all(
+      Array.from(
+        { length: 8 },
+        async (_, i) => (await api.call('POST', '/people', { json: { email: `p${i}@example.com` } })).body,
+      ),
+    );
+    const answers = await Promise.all(
+      people.map((person) =>
+        api.call('PATCH', `/people/${person.id}`, { json: { email: 'shared@example.com' } }),
+      ),
+    );
+    assert.deepEqual(answers.map((answer) => answer.status).sort(), [200, 409, 409, 409, 409, 409, 409, 409]);
+    const holders = await api.call('GET', '/people?q=shared');
+    assert.equal(holders.body.data.length, 1);
+  });
+
   it('refuse invalid people with 400', async (t) => {
     const api = await startApiFixture(t);
     for (const [json, path] of [

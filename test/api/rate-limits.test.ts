@@ -38,6 +38,12 @@ describe(`REST API rate limits on ${testDialect}`, () => {
       statuses.push((await api.call('GET', '/me', { key })).status);
     }
     assert.deepEqual(statuses, [200, 200, 401, 401, 429]);
-    assert.equal((await api.call('GET', '/openapi.json', { key: null })).status, 429);
+    const limited = await api.call('GET', '/openapi.json', { key: null });
+    assert.equal(limited.status, 429);
+    assert.equal(limited.body.code, 'rate_limited');
+    assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+    assert.equal(limited.headers.get('ratelimit-limit'), '4');
+    assert.equal(limited.headers.get('ratelimit-remaining'), '0');
+    assert.equal(limited.headers.get('ratelimit-reset'), limited.headers.get('retry-after'));
   });
 });
