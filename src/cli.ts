@@ -125,11 +125,16 @@ function describeKey(key: ApiKeyInfo): string {
 
 const DURATION_UNITS_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
-/** `0`, `90s`, `30m`, `24h` or `7d`, in milliseconds. */
-function parseDuration(value: string): number {
-  const match = /^(\d+)([smhd])?$/.exec(value);
+/** The longest overlap of a rotation: long enough for any deployment, short enough to end. */
+const MAX_REVOKE_DELAY_MS = 90 * 86_400_000;
+
+/** `0`, `90s`, `30m`, `24h` or `7d` (at most 90 days), in milliseconds. */
+function parseRevokeDelay(value: string): number {
+  const match = /^(\d{1,9})([smhd])?$/.exec(value);
   if (!match) throw new UsageError('--revoke-old-in must look like 0, 30m, 24h or 7d');
-  return Number(match[1]) * (DURATION_UNITS_MS[match[2] ?? 's'] ?? 1000);
+  const delayMs = Number(match[1]) * (DURATION_UNITS_MS[match[2] ?? 's'] ?? 1000);
+  if (delayMs > MAX_REVOKE_DELAY_MS) throw new UsageError('--revoke-old-in must be at most 90d');
+  return delayMs;
 }
 
 async function apiKeys(db: Db, action: string | undefined, args: string[]): Promise<void> {
@@ -162,7 +167,7 @@ async function apiKeys(db: Db, action: string | undefined, args: string[]): Prom
     return;
   }
   if (action === 'rotate') {
-    const graceMs = parseDuration(values['revoke-old-in'] ?? '0');
+    const graceMs = parseRevokeDelay(values['revoke-old-in'] ?? '0');
     const rotated = await rotateApiKey(db, clock, keyId, new Date(clock.now().getTime() + graceMs));
     if (!rotated.ok)
       throw new UsageError(rotated.error === 'not_found' ? `no API key ${keyId}` : `${keyId} is revoked`);

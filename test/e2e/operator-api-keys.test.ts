@@ -39,6 +39,8 @@ describe('an operator manages API keys with the CLI (npm run svc -- api-keys ...
     assert.match(listed, new RegExp(`${keyId}  ${key.slice(0, 13)}\\.\\.\\.${key.slice(-4)}  "CI"`));
     assert.doesNotMatch(listed, KEY);
 
+    await assert.rejects(svc('api-keys', 'rotate', keyId, '--revoke-old-in', '91d'), /at most 90d/);
+    await assert.rejects(svc('api-keys', 'rotate', keyId, '--revoke-old-in', 'soon'), /must look like/);
     const rotated = await svc('api-keys', 'rotate', keyId, '--revoke-old-in', '1h');
     const fresh = KEY.exec(rotated)?.[0] ?? assert.fail(rotated);
     assert.match(rotated, /old: .* stops working /);
