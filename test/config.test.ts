@@ -29,6 +29,11 @@ describe('configuration', () => {
     [{ NODE_ENV: 'staging' }, 'NODE_ENV must be one of development, production, test'],
     [{ SMTP_URL: 'mail.example.com' }, 'SMTP_URL must be an smtp:// or smtps:// URL'],
     [{ PSP_SECRET_KEY: 'hunter2' }, 'PSP_SECRET_KEY must be a secret key starting with sk_test_'],
+    [
+      { NODE_ENV: 'production', PSP_SECRET_KEY: 'sk_live_x', WEBHOOK_ALLOW_LOOPBACK: 'true' },
+      'WEBHOOK_ALLOW_LOOPBACK must be unset or false in production',
+    ],
+    [{ WEBHOOK_ALLOW_LOOPBACK: 'yes' }, 'WEBHOOK_ALLOW_LOOPBACK must be one of true, false'],
   ];
   for (const [env, message] of bad) {
     it(`rejects ${JSON.stringify(env)} naming the variable`, () => {

@@ -32,6 +32,7 @@ const IPV4_RANGES: readonly Range[] = [
   ['10.0.0.0', 8, 'private'],
   ['100.64.0.0', 10, 'shared'],
   ['127.0.0.0', 8, 'loopback'],
+  ['168.63.129.16', 32, 'metadata'], // Azure's WireServer, a public address answering only inside Azure
   ['169.254.169.254', 32, 'metadata'],
   ['169.254.0.0', 16, 'link_local'],
   ['172.16.0.0', 12, 'private'],

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Db } from '../db/schema.ts';
 import type { JobDefinition } from '../jobs/index.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -8,7 +9,7 @@ import { signatureHeader, signingSecrets } from './signing.ts';
 import { checkTarget, type TargetPolicy } from './target.ts';
 import type { SubscriptionStatus } from './webhooks.table.ts';
 
-/** Connecting, sending and reading the answer of one attempt must fit in this. */
+/** Resolving the host, connecting, sending and reading the answer of one attempt must fit in this. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
 const USER_AGENT = 'svc-webhooks/1';
 
@@ -68,16 +69,21 @@ async function findDueDelivery(
   return row;
 }
 
-/** Checks the target again (DNS may have changed since subscribing), signs, and POSTs once. */
+/**
+ * Checks the target again (DNS may have changed since subscribing), signs, and POSTs once; the
+ * check and the POST share the one timeout, and the attempt's duration counts both.
+ */
 async function send(deps: DeliveryDeps, due: DueDelivery, startedAt: Date): Promise<OutboundResult> {
+  const began = performance.now();
   const target = await checkTarget(due.url, deps.targets);
+  const checkMs = Math.round(performance.now() - began);
   if (!target.ok) {
     const error = `not sent: the URL ${target.error.message}`;
-    return { statusCode: null, error, excerpt: null, retryAfter: null, durationMs: 0 };
+    return { statusCode: null, error, excerpt: null, retryAfter: null, durationMs: checkMs };
   }
   const timestamp = Math.floor(startedAt.getTime() / 1000);
   const signature = signatureHeader(signingSecrets(due, startedAt), due.eventId, timestamp, due.payload);
-  return postPinned({
+  const result = await postPinned({
     target: target.value,
     headers: {
       'content-type': 'application/json',
@@ -87,8 +93,9 @@ async function send(deps: DeliveryDeps, due: DueDelivery, startedAt: Date): Prom
       'webhook-signature': signature,
     },
     body: due.payload,
-    timeoutMs: deps.timeoutMs,
+    timeoutMs: Math.max(1, deps.timeoutMs - checkMs),
   });
+  return { ...result, durationMs: result.durationMs + checkMs };
 }
 
 async function closeDelivery(

@@ -28,14 +28,17 @@ export interface OutboundResult {
 }
 
 /**
- * A lookup that answers the already checked address whatever the name, so the socket connects
- * exactly where the policy looked (no second resolution an attacker could rebind).
+ * A lookup that answers the already checked addresses whatever the name, so the socket connects
+ * exactly where the policy looked (no second resolution an attacker could rebind). Given them all,
+ * Node tries each in turn (happy eyeballs) when one does not accept the connection.
  */
-function pinnedLookup(address: string): LookupFunction {
-  const family = isIP(address);
+function pinnedLookup(addresses: readonly string[]): LookupFunction {
+  const all = addresses.map((address) => ({ address, family: isIP(address) }));
   return (_hostname, options, callback) => {
-    if (options.all) callback(null, [{ address, family }]);
-    else callback(null, address, family);
+    const [first] = all;
+    if (options.all) callback(null, all);
+    else if (first) callback(null, first.address, first.family);
+    else callback(new Error('no checked address to connect to'), '', 0);
   };
 }
 
@@ -45,8 +48,9 @@ function describeFailure(error: Error): string {
 }
 
 /**
- * POSTs `body` to the target's first checked address. Redirects are not followed (a 3xx is the
- * answer), the answer is read up to MAX_RESPONSE_BYTES, and the whole exchange is cut at the timeout.
+ * POSTs `body` to the target's checked addresses (the first that accepts the connection). Redirects
+ * are not followed (a 3xx is the answer), the answer is read up to MAX_RESPONSE_BYTES, and the whole
+ * exchange is cut at the timeout.
  */
 export function postPinned(request: OutboundRequest): Promise<OutboundResult> {
   const { target, headers, body, timeoutMs } = request;
@@ -65,7 +69,7 @@ export function postPinned(request: OutboundRequest): Promise<OutboundResult> {
       {
         method: 'POST',
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-        lookup: pinnedLookup(target.addresses[0] as string),
+        lookup: pinnedLookup(target.addresses),
         agent: false,
       },
       (response) => readAnswer(response, (excerpt, error) => settle(answerOf(response, excerpt, error))),

@@ -12,7 +12,7 @@ export interface TargetPolicy {
   resolveHost: ResolveHost;
 }
 
-/** A URL whose every address passed the policy; requests connect to `addresses[0]` and nowhere else. */
+/** A URL whose every address passed the policy; requests connect to these addresses and nowhere else. */
 export interface Target {
   url: URL;
   addresses: string[];

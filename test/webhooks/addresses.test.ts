@@ -24,6 +24,7 @@ describe('classifying webhook target addresses', () => {
       ['100.64.0.1', 'shared'],
       ['100.127.255.255', 'shared'],
       ['169.254.169.254', 'metadata'],
+      ['168.63.129.16', 'metadata'],
       ['fd00:ec2::254', 'metadata'],
       ['0.0.0.0', 'unspecified'],
       ['::', 'unspecified'],

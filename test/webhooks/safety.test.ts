@@ -105,4 +105,38 @@ describe(`outbound safety of webhook attempts on ${testDialect}`, () => {
     assert.equal(refused?.status_code, null);
     assert.match(refused?.error ?? '', /ECONNREFUSED/);
   });
+
+  it('tries each checked address of a host in turn when one refuses the connection', async (t) => {
+    const hooks = await startWebhookFixture(t);
+    // The receiver listens on 127.0.0.1 only: 127.0.0.2 refuses the connection.
+    hooks.hosts.set('two.test', ['127.0.0.2', '127.0.0.1']);
+    const hook = await hooks.subscribe(['task.created'], `http://two.test:${hooks.receiver.port}/hooks`);
+    await hooks.api.call('POST', '/tasks', { json: { title: 'Second address' } });
+    await hooks.deliver();
+    assert.equal(hooks.receiver.requests.length, 1);
+    const [status] = await attemptsOf(hooks, hook.id);
+    assert.equal(status, 'succeeded');
+  });
+
+  it('counts resolving the host inside the attempt’s timeout', async (t) => {
+    const hooks = await startWebhookFixture(t, { timeoutMs: 400 });
+    hooks.receiver.answer(() => 'hang');
+    hooks.hosts.set('slow-dns.test', ['127.0.0.1']);
+    const hook = await hooks.subscribe(['task.created'], `http://slow-dns.test:${hooks.receiver.port}/hooks`);
+    const answer = hooks.hosts.get.bind(hooks.hosts);
+    hooks.hosts.get = (name: string) => {
+      const until = Date.now() + 250;
+      while (Date.now() < until);
+      return answer(name);
+    };
+    await hooks.api.call('POST', '/tasks', { json: { title: 'Slow DNS' } });
+    const started = Date.now();
+    await hooks.deliver();
+    const elapsed = Date.now() - started;
+    const [, [attempt]] = await attemptsOf(hooks, hook.id);
+    assert.equal(attempt?.status_code, null);
+    assert.match(attempt?.error ?? '', /^no complete answer within 1\d\d ms$/);
+    assert.ok((attempt?.duration_ms ?? 0) >= 400, `duration ${attempt?.duration_ms} ms counts the lookup`);
+    assert.ok(elapsed < 1_500, `the attempt took ${elapsed} ms`);
+  });
 });
