@@ -62,6 +62,11 @@ describe(`API keys on ${testDialect}`, () => {
       ['empty bearer', { authorization: 'Bearer ' }, 'api_key_missing'],
       ['basic scheme', { authorization: `Basic ${api.org.key}` }, 'api_key_missing'],
       ['malformed', { authorization: 'Bearer svc_live_nope' }, 'api_key_invalid'],
+      [
+        'bad checksum',
+        { authorization: `Bearer ${api.org.key.slice(0, -1)}${api.org.key.endsWith('A') ? 'B' : 'A'}` },
+        'api_key_invalid',
+      ],
       ['unknown', { authorization: `Bearer ${unknown}` }, 'api_key_invalid'],
       ['unknown x-api-key', { 'x-api-key': unknown }, 'api_key_invalid'],
       ['revoked', { authorization: `Bearer ${revoked.key}` }, 'api_key_revoked'],
