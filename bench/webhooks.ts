@@ -38,6 +38,7 @@ export async function benchWebhooks(): Promise<void> {
         if (subscribed.status !== 201) throw new Error(`subscribing answered ${subscribed.status}`);
         const { db } = service.runtime.database;
         const clock = service.runtime.clock;
+        await service.runtime.jobs.drain(); // the owner's invitation email, so only deliveries are timed
         for (let i = 0; i < DELIVERIES; i += PUBLISH_BATCH) {
           await inTransaction(db, async (trx) => {
             for (let j = i; j < Math.min(DELIVERIES, i + PUBLISH_BATCH); j++) {
@@ -61,7 +62,7 @@ export async function benchWebhooks(): Promise<void> {
           deliveries: DELIVERIES,
           received,
           seconds: Math.round(seconds * 100) / 100,
-          deliveriesPerSecond: Math.round(DELIVERIES / seconds),
+          deliveriesPerSecond: Math.round(received / seconds),
           attemptP50Ms: percentile(0.5),
           attemptP99Ms: percentile(0.99),
         };
