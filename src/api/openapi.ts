@@ -39,6 +39,33 @@ const RESPONSE_DESCRIPTIONS: Record<string, string> = {
   429: 'Too many requests; wait `Retry-After` seconds.',
 };
 
+/**
+ * The RateLimit header fields (see `setRateLimitHeaders`), named once in `components.headers`. Every
+ * answer of an operation that needs an API key carries them, except a 401 (the key is counted
+ * after it is authenticated).
+ */
+const RATE_LIMIT_HEADERS: Record<string, JsonObject> = {
+  'RateLimit-Limit': {
+    description:
+      'Requests allowed per window: of the API key, or on a 429 of the limit that was reached (per key or per client address).',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'RateLimit-Remaining': {
+    description: 'Requests left in the current window.',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'RateLimit-Reset': {
+    description: 'Seconds until the current window ends.',
+    schema: { type: 'integer', minimum: 1 },
+  },
+};
+
+const RATE_LIMIT_HEADER_REFS = Object.fromEntries(
+  Object.keys(RATE_LIMIT_HEADERS).map((name) => [name, { $ref: `#/components/headers/${name}` }]),
+);
+
+const RETRY_AFTER = { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } };
+
 /** The routes of a scope, collected as they are registered, for the OpenAPI document. */
 export function collectRoutes(scope: FastifyInstance): DocumentedRoute[] {
   const routes: DocumentedRoute[] = [];
@@ -96,25 +123,27 @@ function parameters(
   });
 }
 
-function responses(schema: FastifySchema, ref: (value: unknown) => unknown): JsonObject {
+function responses(
+  schema: FastifySchema,
+  ref: (value: unknown) => unknown,
+  rateLimited: boolean,
+): JsonObject {
   const declared = (schema.response ?? {}) as Record<string, TSchema>;
   return Object.fromEntries(
     Object.entries(declared).map(([status, body]) => {
       const description =
         RESPONSE_DESCRIPTIONS[status] ?? (body as { description?: string }).description ?? 'Response';
-      if (status === '204') return [status, { description }];
+      const headers = {
+        ...(rateLimited && status !== '401' ? RATE_LIMIT_HEADER_REFS : {}),
+        ...(status === '429' ? RETRY_AFTER : {}),
+      };
+      const described = { description, ...(Object.keys(headers).length > 0 ? { headers } : {}) };
+      if (status === '204') return [status, described];
       const mediaType =
         Number(status) >= 400
           ? 'application/problem+json'
           : ((body as { contentMediaType?: string }).contentMediaType ?? 'application/json');
-      const headers =
-        status === '429'
-          ? { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } }
-          : undefined;
-      return [
-        status,
-        { description, ...(headers ? { headers } : {}), content: { [mediaType]: { schema: ref(body) } } },
-      ];
+      return [status, { ...described, content: { [mediaType]: { schema: ref(body) } } }];
     }),
   );
 }
@@ -170,7 +199,7 @@ export function buildOpenApiDocument(
         ...parameters(schema.querystring, 'query', ref),
       ],
       ...(body ? { requestBody: body } : {}),
-      responses: responses(schema, ref),
+      responses: responses(schema, ref, !route.config.public),
     };
     paths[path] = { ...paths[path], [route.method]: operation };
   }
@@ -184,6 +213,10 @@ export function buildOpenApiDocument(
     security: Object.keys(options.securitySchemes).map((name) => ({ [name]: [] })),
     paths,
     webhooks: ref(options.webhooks),
-    components: { schemas: components, securitySchemes: options.securitySchemes },
+    components: {
+      schemas: components,
+      headers: RATE_LIMIT_HEADERS,
+      securitySchemes: options.securitySchemes,
+    },
   };
 }

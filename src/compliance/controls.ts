@@ -48,7 +48,22 @@ export const Control = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
   },
-  { description: 'An ISO/IEC 27001:2022 Annex A control of the workspace.' },
+  {
+    description: 'An ISO/IEC 27001:2022 Annex A control of the workspace.',
+    examples: [
+      {
+        id: 'ctl_06f1k2m3n4p5q6r7s8t9v0w1x2',
+        reference: 'A.5.15',
+        title: 'Access control',
+        theme: 'organizational',
+        status: 'in_progress',
+        owner_id: 'per_06f1k2m3n4p5q6r7s8t9v0w1x2',
+        notes: 'Role-based access in the identity provider; quarterly reviews start in December.',
+        created_at: '2026-01-05T09:00:00.000Z',
+        updated_at: '2026-11-23T10:15:00.000Z',
+      },
+    ],
+  },
 );
 export type Control = Static<typeof Control>;
 
@@ -202,7 +217,41 @@ export const Readiness = Type.Object(
       >,
     ),
   },
-  { description: 'ISO 27001 readiness: where the Annex A controls stand.' },
+  {
+    description: 'ISO 27001 readiness: where the Annex A controls stand.',
+    examples: [
+      {
+        framework: 'iso27001:2022',
+        total: 93,
+        applicable: 88,
+        implemented: 30,
+        percent_implemented: 34.1,
+        by_status: { not_started: 38, in_progress: 20, implemented: 30, not_applicable: 5 },
+        by_theme: {
+          organizational: {
+            total: 37,
+            by_status: { not_started: 15, in_progress: 9, implemented: 12, not_applicable: 1 },
+            percent_implemented: 33.3,
+          },
+          people: {
+            total: 8,
+            by_status: { not_started: 2, in_progress: 2, implemented: 4, not_applicable: 0 },
+            percent_implemented: 50,
+          },
+          physical: {
+            total: 14,
+            by_status: { not_started: 6, in_progress: 1, implemented: 3, not_applicable: 4 },
+            percent_implemented: 30,
+          },
+          technological: {
+            total: 34,
+            by_status: { not_started: 15, in_progress: 8, implemented: 11, not_applicable: 0 },
+            percent_implemented: 32.4,
+          },
+        },
+      },
+    ],
+  },
 );
 export type Readiness = Static<typeof Readiness>;
 

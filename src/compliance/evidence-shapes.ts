@@ -7,6 +7,14 @@ import type { ComplianceDeps } from './shared.ts';
 
 export const MAX_CONTROL_LINKS = 100;
 
+const FILE_EXAMPLE = {
+  name: 'access-review-2026-q4.pdf',
+  size: 184_320,
+  sha256: '5d53dac11633235fd008a598b826349ac7cbe0376d8cfe575ca16f3fe57485c7',
+  content_type: 'application/pdf',
+  download_url: 'https://compliance.example.com/api/v1/evidence/evd_06f1k2m3n4p5q6r7s8t9v0w1x2/file',
+};
+
 export const EvidenceFile = Type.Object(
   {
     name: Type.String({ description: 'The uploaded file name, cleaned up; used for downloads.' }),
@@ -17,7 +25,7 @@ export const EvidenceFile = Type.Object(
     }),
     download_url: Type.String({ description: 'GET it with the API key for the bytes.' }),
   },
-  { description: 'The stored file of file evidence.' },
+  { description: 'The stored file of file evidence.', examples: [FILE_EXAMPLE] },
 );
 export type EvidenceFile = Static<typeof EvidenceFile>;
 
@@ -32,7 +40,21 @@ export const Evidence = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
   },
-  { description: 'Evidence that controls are in place: a link or an uploaded file.' },
+  {
+    description: 'Evidence that controls are in place: a link or an uploaded file.',
+    examples: [
+      {
+        id: 'evd_06f1k2m3n4p5q6r7s8t9v0w1x2',
+        kind: 'file',
+        title: 'Access review, Q4 2026',
+        url: null,
+        file: FILE_EXAMPLE,
+        control_ids: ['ctl_06f1k2m3n4p5q6r7s8t9v0w1x2', 'ctl_06f1k2m3n4p5q6r7s8t9v0w1y8'],
+        created_at: '2026-11-23T10:15:00.000Z',
+        updated_at: '2026-11-23T10:15:00.000Z',
+      },
+    ],
+  },
 );
 export type Evidence = Static<typeof Evidence>;
 
@@ -69,7 +91,16 @@ export const EvidenceUploadForm = Type.Object(
     file: Type.String({ format: 'binary', description: 'The file; exactly one.' }),
     ...EvidenceUploadFields.properties,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        file: '(the bytes of access-review-2026-q4.pdf)',
+        title: 'Access review, Q4 2026',
+        control_ids: ['ctl_06f1k2m3n4p5q6r7s8t9v0w1x2'],
+      },
+    ],
+  },
 );
 
 export const UpdateEvidenceBody = Type.Object(

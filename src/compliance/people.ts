@@ -46,7 +46,21 @@ export const Person = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
   },
-  { description: 'A person in the workspace directory.' },
+  {
+    description: 'A person in the workspace directory.',
+    examples: [
+      {
+        id: 'per_06f1k2m3n4p5q6r7s8t9v0w1x2',
+        email: 'ada@example.com',
+        name: 'Ada Lovelace',
+        title: 'CTO',
+        department: 'Engineering',
+        employment_status: 'current',
+        created_at: '2026-11-23T10:15:00.000Z',
+        updated_at: '2026-11-23T10:15:00.000Z',
+      },
+    ],
+  },
 );
 export type Person = Static<typeof Person>;
 
@@ -77,7 +91,7 @@ export type UpsertPersonBody = Static<typeof UpsertPersonBody>;
 
 export const UpdatePersonBody = Type.Object(
   { email: Type.Optional(Email), ...editable },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false, minProperties: 1, examples: [{ employment_status: 'former' }] },
 );
 export type UpdatePersonBody = Static<typeof UpdatePersonBody>;
 

@@ -58,7 +58,22 @@ export const Policy = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
   },
-  { description: 'An information security policy of the workspace.' },
+  {
+    description: 'An information security policy of the workspace.',
+    examples: [
+      {
+        id: 'pol_06f1k2m3n4p5q6r7s8t9v0w1x2',
+        key: 'access-control',
+        title: 'Access Control Policy',
+        version: '1.0',
+        status: 'approved',
+        summary: 'How access to systems and data is granted, reviewed and removed.',
+        approved_at: '2026-02-15',
+        created_at: '2026-01-20T09:30:00.000Z',
+        updated_at: '2026-02-15T14:00:00.000Z',
+      },
+    ],
+  },
 );
 export type Policy = Static<typeof Policy>;
 

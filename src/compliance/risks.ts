@@ -59,7 +59,25 @@ export const Risk = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
   },
-  { description: 'A risk of the register; score and severity are derived from likelihood and impact.' },
+  {
+    description: 'A risk of the register; score and severity are derived from likelihood and impact.',
+    examples: [
+      {
+        id: 'rsk_06f1k2m3n4p5q6r7s8t9v0w1x2',
+        title: 'Leavers keep access to SaaS tools',
+        description: 'Accounts are not always removed from every tool when people leave.',
+        likelihood: 3,
+        impact: 4,
+        score: 12,
+        severity: 'high',
+        treatment: 'mitigate',
+        status: 'open',
+        owner_id: 'per_06f1k2m3n4p5q6r7s8t9v0w1x2',
+        created_at: '2026-11-23T10:15:00.000Z',
+        updated_at: '2026-11-23T10:15:00.000Z',
+      },
+    ],
+  },
 );
 export type Risk = Static<typeof Risk>;
 

@@ -41,7 +41,23 @@ export const Task = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
   },
-  { description: 'A piece of work towards readiness, open or completed.' },
+  {
+    description: 'A piece of work towards readiness, open or completed.',
+    examples: [
+      {
+        id: 'tsk_06f1k2m3n4p5q6r7s8t9v0w1x2',
+        title: 'Run the quarterly access review',
+        description: 'Check admin and production access against the leavers list.',
+        status: 'open',
+        due_date: '2026-12-15',
+        assignee_id: 'per_06f1k2m3n4p5q6r7s8t9v0w1x2',
+        control_id: 'ctl_06f1k2m3n4p5q6r7s8t9v0w1x2',
+        completed_at: null,
+        created_at: '2026-11-23T10:15:00.000Z',
+        updated_at: '2026-11-23T10:15:00.000Z',
+      },
+    ],
+  },
 );
 export type Task = Static<typeof Task>;
 

@@ -47,7 +47,21 @@ export const Vendor = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
   },
-  { description: 'A third party the workspace relies on (supplier, SaaS, contractor).' },
+  {
+    description: 'A third party the workspace relies on (supplier, SaaS, contractor).',
+    examples: [
+      {
+        id: 'vnd_06f1k2m3n4p5q6r7s8t9v0w1x2',
+        name: 'Example Cloud Hosting',
+        website: 'https://cloud.example.com',
+        description: 'Production hosting.',
+        risk_level: 'high',
+        status: 'active',
+        created_at: '2026-11-23T10:15:00.000Z',
+        updated_at: '2026-11-23T10:15:00.000Z',
+      },
+    ],
+  },
 );
 export type Vendor = Static<typeof Vendor>;
 

@@ -15,14 +15,34 @@ const DELIVERY_STATUSES = [
   'cancelled',
 ] as const satisfies readonly DeliveryStatus[];
 
-export const WebhookAttempt = Type.Object({
-  number: Type.Integer({ minimum: 1 }),
-  started_at: Timestamp,
-  duration_ms: Type.Integer({ description: 'Latency: from sending the request to the end of the answer.' }),
-  status_code: Nullable(Type.Integer({ description: 'Null when no HTTP answer came.' })),
-  error: Nullable(Type.String({ description: 'Why the attempt failed without a 2xx, when known.' })),
-  response_excerpt: Nullable(Type.String({ description: 'The first KiB of the answer body.' })),
-});
+const TIMED_OUT_ATTEMPT = {
+  number: 1,
+  started_at: '2026-11-23T10:15:00.120Z',
+  duration_ms: 10_000,
+  status_code: null,
+  error: 'no complete answer within 10000 ms',
+  response_excerpt: null,
+};
+const UNAVAILABLE_ATTEMPT = {
+  number: 2,
+  started_at: '2026-11-23T10:15:14.870Z',
+  duration_ms: 85,
+  status_code: 503,
+  error: null,
+  response_excerpt: 'Service Unavailable',
+};
+
+export const WebhookAttempt = Type.Object(
+  {
+    number: Type.Integer({ minimum: 1 }),
+    started_at: Timestamp,
+    duration_ms: Type.Integer({ description: 'Latency: from sending the request to the end of the answer.' }),
+    status_code: Nullable(Type.Integer({ description: 'Null when no HTTP answer came.' })),
+    error: Nullable(Type.String({ description: 'Why the attempt failed without a 2xx, when known.' })),
+    response_excerpt: Nullable(Type.String({ description: 'The first KiB of the answer body.' })),
+  },
+  { examples: [UNAVAILABLE_ATTEMPT] },
+);
 
 export const WebhookDelivery = Type.Object(
   {
@@ -43,7 +63,25 @@ export const WebhookDelivery = Type.Object(
     finished_at: Nullable(Timestamp),
     attempts: Type.Array(WebhookAttempt, { description: 'Oldest first; at most 8.' }),
   },
-  { description: 'One event on its way to one subscription, with every attempt made.' },
+  {
+    description: 'One event on its way to one subscription, with every attempt made.',
+    examples: [
+      {
+        id: 'whd_06f1k2m3n4p5q6r7s8t9v0w1x2',
+        subscription_id: 'hook_06f1k2m3n4p5q6r7s8t9v0w1x2',
+        event_id: 'evt_06f1k2m3n4p5q6r7s8t9v0w1x2',
+        event_type: 'task.completed',
+        status: 'pending',
+        attempt_count: 2,
+        next_attempt_at: '2026-11-23T10:20:32.410Z',
+        last_status_code: 503,
+        last_error: null,
+        created_at: '2026-11-23T10:15:00.000Z',
+        finished_at: null,
+        attempts: [TIMED_OUT_ATTEMPT, UNAVAILABLE_ATTEMPT],
+      },
+    ],
+  },
 );
 export type WebhookDelivery = Static<typeof WebhookDelivery>;
 

@@ -25,6 +25,20 @@ const EventTypes = Type.Array(EventTypeName, {
 
 const Description = Text(500, { description: 'A note for people, e.g. what receives the events.' });
 
+const SUBSCRIPTION_EXAMPLE = {
+  id: 'hook_06f1k2m3n4p5q6r7s8t9v0w1x2',
+  url: 'https://hooks.example.com/svc',
+  description: 'Compliance agent inbox',
+  event_types: ['task.completed', 'risk.created'],
+  status: 'enabled',
+  disabled_reason: null,
+  failing_since: null,
+  last_success_at: null,
+  previous_secret_expires_at: null,
+  created_at: '2026-11-02T08:30:00.000Z',
+  updated_at: '2026-11-02T08:30:00.000Z',
+};
+
 export const WebhookSubscription = Type.Object(
   {
     id: RecordId('hook'),
@@ -48,7 +62,10 @@ export const WebhookSubscription = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
   },
-  { description: 'A URL that receives signed events of this workspace. The secret is never shown again.' },
+  {
+    description: 'A URL that receives signed events of this workspace. The secret is never shown again.',
+    examples: [SUBSCRIPTION_EXAMPLE],
+  },
 );
 export type WebhookSubscription = Static<typeof WebhookSubscription>;
 
@@ -59,7 +76,10 @@ export const WebhookSubscriptionWithSecret = Type.Object(
       description: 'The `whsec_` signing secret. Shown only in this answer: store it now.',
     }),
   },
-  { description: 'A subscription with its signing secret, answered once (create and rotate).' },
+  {
+    description: 'A subscription with its signing secret, answered once (create and rotate).',
+    examples: [{ ...SUBSCRIPTION_EXAMPLE, secret: 'whsec_fdnKXqGPk9GyX18k4m52NzoO8AzDSef69hdKrSEr9iU=' }],
+  },
 );
 export type WebhookSubscriptionWithSecret = Static<typeof WebhookSubscriptionWithSecret>;
 

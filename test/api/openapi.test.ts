@@ -32,6 +32,19 @@ function servedOperations(tree: string): Set<string> {
   return operations;
 }
 
+/** The parts of the document the example and header checks read. */
+interface DocumentSchema {
+  type?: string;
+  $ref?: string;
+  properties?: Record<string, unknown>;
+  examples?: Record<string, unknown>[];
+}
+interface Operation {
+  security?: unknown[];
+  requestBody?: { content: Record<string, { schema: DocumentSchema }> };
+  responses: Record<string, { headers?: Record<string, { $ref?: string }> }>;
+}
+
 async function fetchDocument(t: Parameters<typeof startApiFixture>[0]) {
   const api = await startApiFixture(t);
   const response = await api.call('GET', '/openapi.json', { key: null });
@@ -104,6 +117,55 @@ describe(`the REST API's OpenAPI document on ${testDialect}`, () => {
       const withRefs = JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"doc#/components/'));
       assert.doesNotThrow(() => ajv.compile(withRefs), name);
     }
+  });
+
+  it('gives every request body and object schema examples its schema accepts, and rate-limit headers', async (t) => {
+    const { document } = await fetchDocument(t);
+    const schemas = document.components.schemas as Record<string, DocumentSchema>;
+    const ajv = new Ajv2020({ strict: false });
+    addFormats.default(ajv);
+    ajv.addSchema({ $id: 'doc', components: document.components }, 'doc');
+    const assertExamples = (name: string, schema: DocumentSchema) => {
+      assert.ok(Array.isArray(schema.examples) && schema.examples.length > 0, `${name}: examples`);
+      const validate = ajv.compile(
+        JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"doc#/components/')),
+      );
+      for (const example of schema.examples) {
+        assert.ok(
+          validate(example),
+          `${name}: ${ajv.errorsText(validate.errors)} in ${JSON.stringify(example)}`,
+        );
+        const unnamed = Object.keys(example).filter((key) => !Object.hasOwn(schema.properties ?? {}, key));
+        assert.deepEqual(unnamed, [], `${name}: example properties the schema does not name`);
+      }
+    };
+    for (const [name, schema] of Object.entries(schemas))
+      if (schema.type === 'object') assertExamples(name, schema);
+
+    const rateLimitHeaders = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
+    let bodies = 0;
+    for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, Operation>>)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const name = `${method} ${path}`;
+        for (const [mediaType, { schema }] of Object.entries(operation.requestBody?.content ?? {})) {
+          const named = schema.$ref?.replace('#/components/schemas/', '');
+          assertExamples(`${name} ${mediaType}`, named ? (schemas[named] as DocumentSchema) : schema);
+          bodies++;
+        }
+        if (operation.security?.length === 0) continue;
+        for (const [status, response] of Object.entries(operation.responses)) {
+          if (!status.startsWith('2') && status !== '429') continue;
+          for (const header of rateLimitHeaders) {
+            const documented = response.headers?.[header]?.$ref;
+            assert.equal(documented, `#/components/headers/${header}`, `${name} ${status}`);
+          }
+        }
+        assert.ok(operation.responses['429']?.headers?.['Retry-After'], `${name}: Retry-After`);
+      }
+    }
+    assert.ok(bodies >= 17, 'the request bodies were found');
+    for (const header of rateLimitHeaders)
+      assert.equal(document.components.headers[header].schema.type, 'integer', header);
   });
 });
 

@@ -31,7 +31,23 @@ export const Me = Type.Object(
       prefix: Type.String({ description: 'The start of the key, to recognise it.' }),
     }),
   },
-  { description: 'The organization (workspace) the API key belongs to.' },
+  {
+    description: 'The organization (workspace) the API key belongs to.',
+    examples: [
+      {
+        organization: { id: 'ws_06f1k2m3n4p5q6r7s8t9v0w1x2', name: 'Acme Ltd' },
+        plan: 'pro',
+        term: {
+          plan: 'pro',
+          term: 'year',
+          starts_at: '2026-01-05T09:00:00.000Z',
+          ends_at: '2027-01-05T09:00:00.000Z',
+          renews: false,
+        },
+        api_key: { id: 'key_06f1k2m3n4p5q6r7s8t9v0w1x2', name: 'Compliance agent', prefix: 'svc_live_4fQx' },
+      },
+    ],
+  },
 );
 type Me = Static<typeof Me>;
 
