@@ -1,15 +1,22 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import { API_PREFIX, apiV1, registerApiDocsPage } from './api/index.ts';
-import { acpChannel } from './channels/acp/index.ts';
+import { acpChannel, handleAcpError } from './channels/acp/index.ts';
 import type { ChannelContext } from './channels/context.ts';
 import { MPP_PREFIX, mppChannel } from './channels/mpp/index.ts';
-import { ucpChannel } from './channels/ucp/index.ts';
+import { handleUcpError, ucpChannel } from './channels/ucp/index.ts';
 import type { CheckoutDeps } from './checkout/index.ts';
 import type { Config } from './config.ts';
 import type { DatabaseHandle } from './db/database.ts';
 import { registerDiscoveryRoutes } from './discovery/index.ts';
-import { registerHttpBasics, requestIdFrom } from './http/basics.ts';
+import { handleProblemError, registerHttpBasics, requestIdFrom } from './http/basics.ts';
 import { registerHealthRoutes } from './http/health.ts';
 import { createMemoryRateLimiter } from './http/rate-limit.ts';
 import { registerDevMailboxRoutes } from './mail/dev-mailbox.routes.ts';
@@ -27,6 +34,20 @@ export interface AppDeps {
   webhookTargets: TargetPolicy;
 }
 
+const ACP_PREFIX = '/api/acp';
+const UCP_PREFIX = '/api/ucp/v1';
+
+/**
+ * A URL the router cannot take (bad percent-encoding, a path segment over 200 characters) is a
+ * 4xx in the error format of the surface it was meant for.
+ */
+function answerUnroutableUrl(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  reply.header('request-id', request.id);
+  if (request.url.startsWith(`${ACP_PREFIX}/`)) return handleAcpError(error, request, reply);
+  if (request.url.startsWith(`${UCP_PREFIX}/`)) return handleUcpError(error, request, reply);
+  return handleProblemError(error, request, reply);
+}
+
 /** Builds the HTTP application from the modules; `main.ts` boots it, tests inject into it. */
 export function buildApp(deps: AppDeps): FastifyInstance {
   const app = Fastify({
@@ -38,6 +59,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     trustProxy: deps.config.trustProxy,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+    frameworkErrors: answerUnroutableUrl,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   closeConnectionsAsTheyGoIdle(app);
@@ -49,8 +71,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     config: deps.config,
     limiter: createMemoryRateLimiter(deps.config.rateLimit),
   };
-  app.register(acpChannel, { prefix: '/api/acp', ...channel });
-  app.register(ucpChannel, { prefix: '/api/ucp/v1', ...channel });
+  app.register(acpChannel, { prefix: ACP_PREFIX, ...channel });
+  app.register(ucpChannel, { prefix: UCP_PREFIX, ...channel });
   app.register(mppChannel, { prefix: MPP_PREFIX, ...channel, mpp: deps.config.mpp });
   app.register(apiV1, {
     prefix: API_PREFIX,

@@ -3,8 +3,8 @@ import { fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { newId } from '../shared/ids.ts';
-import { epochMsOf } from '../shared/wire.ts';
 import { err, ok, type Result } from '../shared/result.ts';
+import { epochMsOf } from '../shared/wire.ts';
 import { publishEvent } from '../webhooks/index.ts';
 import type { EvidenceTable } from './compliance.table.ts';
 import {

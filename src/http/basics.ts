@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import findMyWay, { type HTTPMethod } from 'find-my-way';
+import { useBoundedJsonParser } from './json-body.ts';
 import { frameworkProblem, problem, sendProblem } from './problem.ts';
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -21,6 +22,7 @@ const SECURITY_HEADERS: Record<string, string> = {
 };
 
 export function registerHttpBasics(app: FastifyInstance, options: { https: boolean }): void {
+  useBoundedJsonParser(app, { emptyIsNone: false });
   const methodsByRoute = findMyWay();
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
@@ -64,10 +66,13 @@ export function registerHttpBasics(app: FastifyInstance, options: { https: boole
     return sendProblem(reply, problem(request, 404, 'not_found', 'No such resource.'));
   });
 
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const known = frameworkProblem(error, request);
-    if (known) return sendProblem(reply, known);
-    request.log.error({ err: error }, 'unhandled error');
-    return sendProblem(reply, problem(request, 500, 'internal_error', 'Something went wrong on our side.'));
-  });
+  app.setErrorHandler(handleProblemError);
+}
+
+/** Errors of every surface without a format of its own, as problem+json; never a stack trace. */
+export function handleProblemError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const known = frameworkProblem(error, request);
+  if (known) return sendProblem(reply, known);
+  request.log.error({ err: error }, 'unhandled error');
+  return sendProblem(reply, problem(request, 500, 'internal_error', 'Something went wrong on our side.'));
 }

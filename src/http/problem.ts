@@ -44,6 +44,7 @@ const TITLES: Record<number, string> = {
   405: 'Method Not Allowed',
   409: 'Conflict',
   413: 'Content Too Large',
+  414: 'URI Too Long',
   415: 'Unsupported Media Type',
   422: 'Unprocessable Content',
   429: 'Too Many Requests',
@@ -124,6 +125,10 @@ export function frameworkProblem(error: FastifyError, request: FastifyRequest): 
       return problem(request, 413, 'too_many_parts', 'The multipart body has more parts than allowed.');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return problem(request, 415, 'unsupported_media_type', 'Send the body as application/json.');
+    case 'FST_ERR_BAD_URL':
+      return problem(request, 400, 'invalid_url', 'The URL is not validly percent-encoded.');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return problem(request, 414, 'uri_too_long', 'A path segment of the URL is longer than allowed.');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return problem(request, 400, 'invalid_json', 'The request body is not valid JSON.');

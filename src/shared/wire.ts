@@ -1,4 +1,5 @@
 import { type TSchema, Type } from 'typebox';
+import { STORABLE_TEXT } from './text.ts';
 
 /** Building blocks of the JSON shapes the REST API reads and writes. */
 
@@ -15,9 +16,6 @@ export function epochMsOf(rfc3339: string): number {
 
 export const CalendarDate = Type.String({ format: 'date', description: 'A calendar date, YYYY-MM-DD.' });
 
-/** PostgreSQL text cannot hold U+0000, so no text the API stores or searches for may carry it. */
-const WITHOUT_NUL = '^[^\\u0000]*$';
-
 /** A record id: its prefix names the kind (`tsk_...`), followed by 26 base32 characters. */
 export const RecordId = (prefix: string, description?: string) =>
   Type.String({
@@ -30,10 +28,10 @@ export const RecordId = (prefix: string, description?: string) =>
  * its shape, is answered 404 like an id of another workspace.
  */
 export const IdInput = (description: string) =>
-  Type.String({ minLength: 1, maxLength: 64, pattern: WITHOUT_NUL, description });
+  Type.String({ minLength: 1, maxLength: 64, pattern: STORABLE_TEXT, description });
 
 export const Text = (maxLength: number, options: { minLength?: number; description?: string } = {}) =>
-  Type.String({ maxLength, pattern: WITHOUT_NUL, ...options });
+  Type.String({ maxLength, pattern: STORABLE_TEXT, ...options });
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 

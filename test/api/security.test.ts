@@ -121,4 +121,17 @@ describe(`every REST operation on ${testDialect}`, () => {
     const after = await api.call('GET', '/evidence?since=9998-12-31T23:59:60Z');
     assert.deepEqual([after.status, after.body.data.length], [200, 0]);
   });
+
+  it('refuses JSON with numbers past double range or nested past 64 levels as invalid_json', async (t) => {
+    const api = await startApiFixture(t);
+    for (const body of ['{"title":"t","due_date":1e400}', `{"title":${'['.repeat(65)}${']'.repeat(65)}}`]) {
+      const response = await fetch(`${api.url}/api/v1/tasks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${api.org.key}`, 'content-type': 'application/json' },
+        body,
+      });
+      assert.equal(response.status, 400, body.slice(0, 40));
+      assert.equal(((await response.json()) as { code: string }).code, 'invalid_json');
+    }
+  });
 });

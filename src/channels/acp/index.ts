@@ -1,36 +1,24 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { useBoundedJsonParser } from '../../http/json-body.ts';
 import { applyRateLimit } from '../../http/rate-limit.ts';
 import type { ChannelContext } from '../context.ts';
 import { acpError, handleAcpError, sendAcp } from './errors.ts';
 import { registerSessionRoutes } from './routes.ts';
 import { ACP_VERSION, SUPPORTED_ACP_VERSIONS } from './version.ts';
 
-export { ACP_VERSION, SUPPORTED_ACP_VERSIONS };
+export { ACP_VERSION, handleAcpError, SUPPORTED_ACP_VERSIONS };
 
 /** ACP 2026-04-17 checkout sessions under /api/acp/checkout_sessions. */
 export async function acpChannel(app: FastifyInstance, context: ChannelContext): Promise<void> {
-  acceptEmptyJsonBodies(app);
+  // Bodiless POSTs (cancel) often still carry `Content-Type: application/json`.
+  useBoundedJsonParser(app, { emptyIsNone: true });
   applyRateLimit(app, context.limiter, 'acp', (_request, reply) =>
     sendAcp(reply, acpError(429, 'rate_limited', 'Too many requests; retry after the time in Retry-After.')),
   );
   app.addHook('onRequest', requireSupportedVersion);
   app.setErrorHandler(handleAcpError);
   registerSessionRoutes(app.withTypeProvider<TypeBoxTypeProvider>(), context);
-}
-
-/**
- * Body-less POSTs (cancel) often still carry `Content-Type: application/json`; read an empty body
- * as no body rather than as broken JSON. Everything else goes to Fastify's own (safe) JSON parser.
- */
-function acceptEmptyJsonBodies(app: FastifyInstance): void {
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body.toString();
-    if (text === '') return done(null, undefined);
-    parseJson(request, text, done);
-  });
 }
 
 /** `API-Version` may be left out (it then means the current version); an unknown one is refused. */

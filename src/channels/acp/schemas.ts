@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox';
+import { STORABLE_TEXT, TOKEN_TEXT } from '../../shared/text.ts';
 
 /**
  * Wire shapes of ACP 2026-04-17. Requests are lenient where agents differ (acp.md §8: `quantity` on
@@ -8,8 +9,8 @@ import { type Static, Type } from 'typebox';
 
 export const PAYMENT_HANDLER_ID = 'psp_spt';
 
-const Text = (maxLength: number) => Type.String({ maxLength });
-const Id = Type.String({ minLength: 1, maxLength: 200 });
+const Text = (maxLength: number) => Type.String({ maxLength, pattern: STORABLE_TEXT });
+const Id = Type.String({ minLength: 1, maxLength: 200, pattern: STORABLE_TEXT });
 
 // ---- requests ----
 
@@ -54,7 +55,7 @@ export const CompleteSessionBody = Type.Object({
       type: Type.Literal('card'),
       credential: Type.Object({
         type: Type.Literal('spt'),
-        token: Type.String({ minLength: 1, maxLength: 500 }),
+        token: Type.String({ minLength: 1, maxLength: 500, pattern: TOKEN_TEXT }),
       }),
     }),
   }),

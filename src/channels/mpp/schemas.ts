@@ -1,12 +1,13 @@
 import { type Static, Type } from 'typebox';
 import { type Problem, ProblemSchema } from '../../http/problem.ts';
+import { STORABLE_TEXT, TOKEN_TEXT } from '../../shared/text.ts';
 
 /**
  * Wire shapes of the MPP channel. The routes validate and serialize with these, and the OpenAPI
  * document at /openapi.json is generated from the same objects, so the two cannot drift apart.
  */
 
-const Text = (maxLength: number) => Type.String({ maxLength });
+const Text = (maxLength: number) => Type.String({ maxLength, pattern: STORABLE_TEXT });
 
 // ---- requests ----
 
@@ -23,7 +24,9 @@ export const PurchaseRequestBody = Type.Object({
       full_name: Type.Optional(Text(200)),
       company: Type.Optional(
         Type.Object({
-          name: Type.Optional(Type.String({ maxLength: 200, description: 'Names the new workspace.' })),
+          name: Type.Optional(
+            Type.String({ maxLength: 200, pattern: STORABLE_TEXT, description: 'Names the new workspace.' }),
+          ),
         }),
       ),
     },
@@ -52,7 +55,7 @@ export type PaymentCredential = Static<typeof PaymentCredential>;
 
 /** The `psp` method's proof of payment: a shared payment token minted for the challenge. */
 export const PspPayload = Type.Object({
-  spt: Type.String({ minLength: 1, maxLength: 500, pattern: '^\\S+$' }),
+  spt: Type.String({ minLength: 1, maxLength: 500, pattern: TOKEN_TEXT }),
   externalId: Type.Optional(Type.String({ maxLength: 200 })),
 });
 

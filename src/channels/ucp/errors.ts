@@ -116,6 +116,12 @@ export function frameworkErrorReply(error: FastifyError): UcpReply | undefined {
       ]);
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return errorReply(400, [errorMessage('invalid_json', 'The request body is not valid JSON.')]);
+    case 'FST_ERR_BAD_URL':
+      return errorReply(400, [errorMessage('invalid_url', 'The URL is not validly percent-encoded.')]);
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return errorReply(414, [
+        errorMessage('uri_too_long', 'A path segment of the URL is longer than allowed.'),
+      ]);
     default:
       if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
         return errorReply(error.statusCode, [errorMessage('invalid_request', error.message)]);

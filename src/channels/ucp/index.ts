@@ -20,6 +20,7 @@ import {
   updateSession,
 } from '../../checkout/index.ts';
 import type { Config } from '../../config.ts';
+import { useBoundedJsonParser } from '../../http/json-body.ts';
 import { applyRateLimit } from '../../http/rate-limit.ts';
 import type { Result } from '../../shared/result.ts';
 import type { ChannelContext } from '../context.ts';
@@ -64,7 +65,7 @@ type UcpScope = FastifyInstance<
 export async function ucpChannel(scope: FastifyInstance, context: ChannelContext): Promise<void> {
   acceptJsonOnly(scope);
   scope.setValidatorCompiler(TypeBoxValidatorCompiler);
-  scope.setErrorHandler(answerFrameworkError);
+  scope.setErrorHandler(handleUcpError);
   applyRateLimit(scope, context.limiter, 'ucp', (_request, reply, retryAfterSeconds) =>
     sendReply(reply, rateLimited(retryAfterSeconds)),
   );
@@ -77,16 +78,12 @@ export async function ucpChannel(scope: FastifyInstance, context: ChannelContext
  * `Content-Type: application/json` on the bodiless cancel too.
  */
 function acceptJsonOnly(scope: FastifyInstance): void {
-  const parseJson = scope.getDefaultJsonParser('error', 'error');
   scope.removeAllContentTypeParsers();
-  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body.toString();
-    if (text === '') done(null, undefined);
-    else parseJson(request, text, done);
-  });
+  useBoundedJsonParser(scope, { emptyIsNone: true });
 }
 
-function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+/** Errors of the UCP scope (and URLs under it the router could not take) in UCP's own format. */
+export function handleUcpError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const known = frameworkErrorReply(error);
   if (known) return sendReply(reply, known);
   request.log.error({ err: error }, 'unhandled error');

@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox';
+import { STORABLE_TEXT, TOKEN_TEXT } from '../../shared/text.ts';
 import {
   CHECKOUT_CAPABILITY,
   CREDENTIAL_TYPE,
@@ -13,8 +14,8 @@ import {
  * Responses: the declared fields are an allow-list, so nothing undeclared reaches the wire.
  */
 
-const text = (maxLength: number) => Type.String({ maxLength });
-const nonEmpty = (maxLength: number) => Type.String({ minLength: 1, maxLength });
+const text = (maxLength: number) => Type.String({ maxLength, pattern: STORABLE_TEXT });
+const nonEmpty = (maxLength: number) => Type.String({ minLength: 1, maxLength, pattern: STORABLE_TEXT });
 
 // The router caps path parameters at 200 characters; an id of any other shape is simply not found.
 export const SessionParams = Type.Object({ id: Type.String() });
@@ -45,7 +46,7 @@ const InstrumentInput = Type.Object({
   selected: Type.Literal(true),
   credential: Type.Object({
     type: Type.Literal(CREDENTIAL_TYPE),
-    token: nonEmpty(255),
+    token: Type.String({ minLength: 1, maxLength: 255, pattern: TOKEN_TEXT }),
   }),
 });
 
