@@ -1,4 +1,5 @@
 import { type RawBuilder, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
+import { isStorableText } from '../shared/text.ts';
 
 export type SortDirection = 'asc' | 'desc';
 
@@ -55,7 +56,7 @@ function fitsOrder(order: KeysetOrder, position: Position): boolean {
       const value = position[index];
       return type === 'integer'
         ? Number.isSafeInteger(value)
-        : typeof value === 'string' && value.length <= MAX_POSITION_STRING && !value.includes('\u0000');
+        : typeof value === 'string' && value.length <= MAX_POSITION_STRING && isStorableText(value);
     })
   );
 }

@@ -10,5 +10,10 @@
  */
 export const STORABLE_TEXT = '^[^\\u0000\\ud800-\\udfff]*$';
 
+const storable = new RegExp(STORABLE_TEXT, 'u');
+
+/** The same rule for a string that reaches a query without passing a schema (a cursor's position). */
+export const isStorableText = (value: string): boolean => storable.test(value);
+
 /** A token issued by another system (a shared payment token): printable ASCII, no spaces. */
 export const TOKEN_TEXT = '^[\\x21-\\x7e]+$';

@@ -60,6 +60,7 @@ describe(`every REST operation on ${testDialect}`, () => {
       ['tasks', ['tsk_1', 'tsk_2']],
       ['tasks', [42]],
       ['tasks', ['tsk_\u0000']],
+      ['tasks', ['tsk_\ud800']],
       ['evidence', ['evd_1']],
       ['evidence', ['1767225600000', 'evd_1']],
       ['evidence', [1e300, 'evd_1']],

@@ -7,7 +7,7 @@ import { startWebhookFixture, type WebhookFixture } from './fixture.ts';
 
 async function outboxRows(hooks: WebhookFixture): Promise<[number, number, number]> {
   const { db } = hooks.api.runtime.database;
-  const count = async (table: 'webhook_events' | 'webhook_deliveries' | 'jobs') =>
+  const count = async (table: 'webhook_events' | 'webhook_deliveries') =>
     Number((await db.selectFrom(table).select(db.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
   const jobs = await db.selectFrom('jobs').select('id').where('kind', '=', 'webhook.deliver').execute();
   return [await count('webhook_events'), await count('webhook_deliveries'), jobs.length];
