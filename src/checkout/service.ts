@@ -356,15 +356,15 @@ function orderOf(outcome: SettledOutcome): Order | undefined {
 
 /**
  * Applies the outcome of the attempt the session claimed, in one write conditional on the session
- * still paying that attempt, and returns the row as written. Only this write leaves `paying` and
- * an attempt settles one way, so finding the outcome already applied means a concurrent request
- * applied it; finding anything else is a bug, never skipped silently.
+ * still paying that attempt, and returns the row as written. Only this write leaves `paying`, so
+ * when it finds nothing to change a concurrent request (or the sweep) applied the outcome first:
+ * the session is completed with this order, or, after a decline, has moved on from this attempt.
+ * Anything else is a bug and fails loudly instead of being skipped.
  */
 async function applyOutcome(deps: CheckoutDeps, row: Row, outcome: SettledOutcome): Promise<Row> {
-  const changes = changesAfter(outcome);
   const written = await deps.db
     .updateTable('checkout_sessions')
-    .set({ ...changes, version: sql`version + 1`, updated_at: deps.clock.now().getTime() })
+    .set({ ...changesAfter(outcome), version: sql`version + 1`, updated_at: deps.clock.now().getTime() })
     .where('id', '=', row.id)
     .where('status', '=', 'paying')
     .where('attempt_count', '=', row.attempt_count)
@@ -376,11 +376,11 @@ async function applyOutcome(deps: CheckoutDeps, row: Row, outcome: SettledOutcom
     .selectAll()
     .where('id', '=', row.id)
     .executeTakeFirst();
-  const alreadyApplied =
-    current?.attempt_count === row.attempt_count &&
-    current.status === changes.status &&
-    current.order_id === (changes.order_id ?? current.order_id);
-  if (!current || !alreadyApplied) {
+  const appliedBefore =
+    outcome.kind === 'completed'
+      ? current?.status === 'completed' && current.order_id === outcome.order.id
+      : current !== undefined && current.attempt_count >= row.attempt_count;
+  if (!current || !appliedBefore) {
     throw new Error(
       `session ${row.id} left attempt ${row.attempt_count} without its outcome (${outcome.kind})`,
     );
@@ -392,22 +392,28 @@ async function applyOutcome(deps: CheckoutDeps, row: Row, outcome: SettledOutcom
  * Applies settled payments to the sessions that claimed them, where the request that paid did
  * not (it crashed, or the recovery sweep finished the purchase). Runs after that sweep.
  */
-export async function settleSessions(deps: CheckoutDeps, batchSize = 200): Promise<number> {
-  const paying = await deps.db
-    .selectFrom('checkout_sessions')
-    .selectAll()
-    .where('status', '=', 'paying')
-    .orderBy('updated_at')
-    .limit(batchSize)
-    .execute();
+export async function settleSessions(deps: CheckoutDeps, pageSize = 200): Promise<number> {
   let settled = 0;
-  for (const row of paying) {
-    const outcome = await settledOutcome(deps.db, attemptKey(row, row.attempt_count));
-    if (!outcome) continue;
-    await applyOutcome(deps, row, outcome);
-    settled++;
+  let after = '';
+  for (;;) {
+    const paying = await deps.db
+      .selectFrom('checkout_sessions')
+      .selectAll()
+      .where('status', '=', 'paying')
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(pageSize)
+      .execute();
+    for (const row of paying) {
+      const outcome = await settledOutcome(deps.db, attemptKey(row, row.attempt_count));
+      if (!outcome) continue;
+      await applyOutcome(deps, row, outcome);
+      settled++;
+    }
+    const last = paying.at(-1);
+    if (!last || paying.length < pageSize) return settled;
+    after = last.id;
   }
-  return settled;
 }
 
 function attemptKey(row: Row, attemptNumber: number): string {

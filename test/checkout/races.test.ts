@@ -33,6 +33,7 @@ interface Protocol {
   session(reply: Reply): { status: string; total: number };
   /** Fails unless the reply is a 4xx in the protocol's error format; returns its code. */
   errorCode(reply: Reply): string;
+  ready: string;
   completed: string;
   canceled: string;
 }
@@ -100,6 +101,7 @@ const ACP: Protocol = {
     assertAcpError(reply.body);
     return (reply.body as { code: string }).code;
   },
+  ready: 'ready_for_payment',
   completed: 'completed',
   canceled: 'canceled',
 };
@@ -148,6 +150,7 @@ const UCP: Protocol = {
     assertUcpErrorResponse(reply.body);
     return (reply.body as { messages: { code: string }[] }).messages[0]?.code ?? '';
   },
+  ready: 'ready_for_complete',
   completed: 'completed',
   canceled: 'canceled',
 };
@@ -280,6 +283,49 @@ async function completeRacingUpdate(setup: RaceSetup, channel: Channel): Promise
   await assertOrdersMatchCharges(setup.fixture, PAIRS);
 }
 
+/** A 200 session or a 4xx error in the protocol's format: never a 5xx. */
+function sessionOrError(protocol: Protocol, reply: Reply): void {
+  if (reply.status === 200) protocol.session(reply);
+  else protocol.errorCode(reply);
+}
+
+async function completeRacingComplete(setup: RaceSetup, channel: Channel): Promise<void> {
+  const protocol = PROTOCOLS[channel];
+  const [agentA, agentB] = [protocol.agentOn(setup.apps[0]), protocol.agentOn(setup.apps[1])];
+  const racers = await openSessions(setup, channel);
+  const declining = await Promise.all(
+    racers.map(() => setup.fixture.mintToken({ paymentMethod: 'pm_card_visa_chargeDeclined' })),
+  );
+  const results = await Promise.all(
+    racers.map((racer, i) =>
+      race(
+        i,
+        () => agentA.complete(racer.sessionId, declining[i] as string),
+        () => agentB.complete(racer.sessionId, racer.token),
+      ),
+    ),
+  );
+  let completed = 0;
+  for (const [i, replies] of results.entries()) {
+    const racer = racers[i] as Racer;
+    for (const reply of replies) sessionOrError(protocol, reply);
+    const final = protocol.session(await agentA.get(racer.sessionId));
+    const amount = charged(setup.fixture, racer.token);
+    if (final.status === protocol.completed) {
+      assert.equal(amount, final.total, `pair ${i}: the completed session's total is what was charged`);
+      completed++;
+    } else {
+      assert.equal(
+        final.status,
+        protocol.ready,
+        `pair ${i}: declined, the session is ready for another token`,
+      );
+      assert.equal(amount, 0, `pair ${i}: a session still open was charged ${amount}`);
+    }
+  }
+  await assertOrdersMatchCharges(setup.fixture, completed);
+}
+
 describe(`checkout races on ${testDialect}`, () => {
   for (const channel of ['acp', 'ucp'] as const) {
     it(`${channel}: complete racing cancel, ${PAIRS} pairs: a canceled session is never charged, the loser gets a ${channel} error`, async (t) => {
@@ -288,6 +334,10 @@ describe(`checkout races on ${testDialect}`, () => {
 
     it(`${channel}: complete racing update, ${PAIRS} pairs: the amount charged is the total of the session that completed`, async (t) => {
       await completeRacingUpdate(await oneInstance(t), channel);
+    });
+
+    it(`${channel}: a declined complete racing a good one, ${PAIRS} pairs: charged at most once, never a 5xx`, async (t) => {
+      await completeRacingComplete(await oneInstance(t), channel);
     });
   }
 });
@@ -302,6 +352,10 @@ describe('checkout races across two instances on one PostgreSQL', {
 
     it(`${channel}: complete on one instance racing an update on the other`, async (t) => {
       await completeRacingUpdate(await twoInstances(t), channel);
+    });
+
+    it(`${channel}: a declined complete on one instance racing a good one on the other`, async (t) => {
+      await completeRacingComplete(await twoInstances(t), channel);
     });
   }
 });
