@@ -2,7 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import pino, { type LoggerOptions } from 'pino';
 import { buildApp } from './app.ts';
 import { deleteOldClaims } from './channels/mpp/index.ts';
-import { type CheckoutDeps, expireSessions } from './checkout/index.ts';
+import { type CheckoutDeps, expireSessions, settleSessions } from './checkout/index.ts';
 import type { Config } from './config.ts';
 import { type DatabaseHandle, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
@@ -132,6 +132,12 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           const finished = await recoverUnfinishedPurchases(purchases);
           if (finished > 0) app.log.warn({ count: finished }, 'recovered unfinished purchases');
         },
+      },
+      {
+        // After the recovery: the sessions whose payments it finished take their outcome.
+        name: 'checkout.settle-sessions',
+        intervalMs: 30_000,
+        run: async () => void (await settleSessions(checkout)),
       },
       {
         name: 'workspace.end-elapsed-terms',

@@ -2,11 +2,14 @@
  * The channel-neutral lifecycle; ACP and UCP name these states in their own words.
  * - `not_ready`: no buyer email yet.
  * - `ready`: can be paid.
+ * - `paying`: a complete claimed it and its latest payment attempt is under way (or done and not
+ *   yet applied here); nothing else may change it until that attempt's outcome is applied.
  * - `completed`: paid and provisioned; carries the order.
  * - `canceled`: abandoned by the agent.
- * - `expired`: one hour passed without payment.
+ * - `expired`: one hour passed without payment (an open session past its hour reads as expired
+ *   before the sweep writes it).
  */
-export type SessionStatus = 'not_ready' | 'ready' | 'completed' | 'canceled' | 'expired';
+export type SessionStatus = 'not_ready' | 'ready' | 'paying' | 'completed' | 'canceled' | 'expired';
 
 export interface CheckoutSessionsTable {
   /** Internal id; the public session id is a bearer secret and only its hash is stored. */
@@ -23,6 +26,8 @@ export interface CheckoutSessionsTable {
   company_name: string | null;
   /** Payment attempts started; attempt n is charged under the key `<channel>:<id>:<n>`. */
   attempt_count: number;
+  /** Incremented by every write; each transition is conditional on the version it read. */
+  version: number;
   /** Why the last payment attempt failed, shown until the next attempt. */
   payment_error_code: string | null;
   payment_error_message: string | null;

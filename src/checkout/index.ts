@@ -12,5 +12,6 @@ export {
   SESSION_LIFETIME_MS,
   type SessionBuyer,
   type SessionChanges,
+  settleSessions,
   updateSession,
 } from './service.ts';

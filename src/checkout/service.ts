@@ -1,14 +1,15 @@
-import type { Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import { type CatalogItem, findSellableItem } from '../catalog/index.ts';
 import type { Db } from '../db/schema.ts';
+import { inTransaction } from '../db/transaction.ts';
 import {
-  attemptState,
   getOrder,
   type Order,
   type PurchaseDeps,
-  type PurchaseOutcome,
-  purchase,
+  recordPurchase,
   resumePurchase,
+  type SettledOutcome,
+  settledOutcome,
 } from '../purchase/index.ts';
 import { type Clock, HOUR_MS } from '../shared/clock.ts';
 import { isEmailAddress } from '../shared/email.ts';
@@ -56,11 +57,20 @@ export type CheckoutError =
   | { code: 'unknown_item' | 'not_sellable'; itemId: string; message: string }
   | { code: 'invalid_email' }
   | { code: 'missing_buyer_email'; session: CheckoutSession }
-  /** A payment for this session is being made or its outcome is not known yet; retry later. */
+  /**
+   * A payment for this session is being made or its outcome is not known yet, or another request
+   * changed the session at the same moment; retry later.
+   */
   | { code: 'busy'; retryAfterSeconds: number }
   | { code: 'payment_failed'; message: string };
 
 type Row = Selectable<CheckoutSessionsTable>;
+
+const OPEN_STATUSES: SessionStatus[] = ['not_ready', 'ready'];
+/** How often a transition reads again after another request changed the session under it. */
+const TRANSITION_TRIES = 3;
+const PAYMENT_UNDER_WAY: CheckoutError = { code: 'busy', retryAfterSeconds: 2 };
+const CHANGED_MEANWHILE: CheckoutError = { code: 'busy', retryAfterSeconds: 1 };
 
 function itemFor(itemId: string): Result<CatalogItem, CheckoutError> {
   const found = findSellableItem(itemId);
@@ -89,7 +99,7 @@ export async function createSession(
   if (input.buyer && !isEmailAddress(input.buyer.email)) return err({ code: 'invalid_email' });
   const now = deps.clock.now();
   const publicId = newSecret('cs_');
-  await deps.db
+  const row = await deps.db
     .insertInto('checkout_sessions')
     .values({
       id: newId('chk', now),
@@ -99,6 +109,7 @@ export async function createSession(
       item_id: item.value.id,
       ...buyerColumns(input.buyer ?? null),
       attempt_count: 0,
+      version: 0,
       payment_error_code: null,
       payment_error_message: null,
       order_id: null,
@@ -106,38 +117,37 @@ export async function createSession(
       created_at: now.getTime(),
       updated_at: now.getTime(),
     })
-    .execute();
-  const session = await loadSession(deps, publicId, input.channel);
-  return session ? ok(session) : err({ code: 'not_found' });
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return ok(await toSession(deps, publicId, row));
 }
 
+/**
+ * The session as it stands, without changing anything: an open session past its hour reads as
+ * expired, and a payment whose outcome is settled but not yet applied to the session reads as
+ * applied. Finishing an interrupted payment is left to a retried complete and the recovery sweep.
+ */
 export async function getSession(
   deps: CheckoutDeps,
   publicId: string,
   channel: Channel,
 ): Promise<Result<CheckoutSession, CheckoutError>> {
-  const session = await loadSession(deps, publicId, channel);
-  return session ? ok(session) : err({ code: 'not_found' });
+  const row = await findRow(deps.db, publicId, channel);
+  if (!row) return err({ code: 'not_found' });
+  if (row.status === 'paying') {
+    const outcome = await settledOutcome(deps.db, attemptKey(row, row.attempt_count));
+    if (outcome) {
+      const applied = { ...row, ...changesAfter(outcome) };
+      return ok(await toSession(deps, publicId, applied, orderOf(outcome)));
+    }
+  }
+  return ok(await toSession(deps, publicId, row));
 }
 
 export interface SessionChanges {
   itemId?: string;
   /** Undefined leaves the buyer as is; null removes it. */
   buyer?: SessionBuyer | null;
-}
-
-/** An open session with no payment under way: the only kind update and cancel may change. */
-async function loadChangeableSession(
-  deps: CheckoutDeps,
-  publicId: string,
-  channel: Channel,
-): Promise<Result<CheckoutSession, CheckoutError>> {
-  const session = await loadSession(deps, publicId, channel);
-  if (!session) return err({ code: 'not_found' });
-  if (!isOpen(session.status)) return err({ code: 'not_modifiable', session });
-  if ((await hasPaymentUnderway(deps, session)) !== undefined)
-    return err({ code: 'busy', retryAfterSeconds: 2 });
-  return ok(session);
 }
 
 /** Changes the plan or the buyer of an open session; the price follows the catalog. */
@@ -147,43 +157,88 @@ export async function updateSession(
   channel: Channel,
   changes: SessionChanges,
 ): Promise<Result<CheckoutSession, CheckoutError>> {
-  const open = await loadChangeableSession(deps, publicId, channel);
-  if (!open.ok) return open;
-  const session = open.value;
-  const itemId = changes.itemId ?? session.item.id;
-  const item = itemFor(itemId);
-  if (!item.ok) return item;
-  const buyer = changes.buyer === undefined ? session.buyer : changes.buyer;
-  if (buyer && !isEmailAddress(buyer.email)) return err({ code: 'invalid_email' });
-  await deps.db
-    .updateTable('checkout_sessions')
-    .set({
-      item_id: item.value.id,
-      ...buyerColumns(buyer),
-      status: buyer ? 'ready' : 'not_ready',
-      updated_at: deps.clock.now().getTime(),
-    })
-    .where('id_hash', '=', sha256Hex(publicId))
-    .where('status', 'in', ['not_ready', 'ready'])
-    .execute();
-  return getSession(deps, publicId, channel);
+  return transition(deps, publicId, channel, (row, session) => {
+    const item = itemFor(changes.itemId ?? row.item_id);
+    if (!item.ok) return item;
+    const buyer = changes.buyer === undefined ? session.buyer : changes.buyer;
+    if (buyer && !isEmailAddress(buyer.email)) return err({ code: 'invalid_email' });
+    return ok({ item_id: item.value.id, ...buyerColumns(buyer), status: buyer ? 'ready' : 'not_ready' });
+  });
 }
 
+/** Abandons an open session; one with a payment under way cannot be canceled until it settles. */
 export async function cancelSession(
   deps: CheckoutDeps,
   publicId: string,
   channel: Channel,
 ): Promise<Result<CheckoutSession, CheckoutError>> {
-  const open = await loadChangeableSession(deps, publicId, channel);
-  if (!open.ok) return open;
-  await setStatus(deps, publicId, ['not_ready', 'ready'], { status: 'canceled' });
-  return getSession(deps, publicId, channel);
+  return transition(deps, publicId, channel, () => ok({ status: 'canceled' }));
+}
+
+type OpenSessionChanges = Partial<Pick<Row, 'item_id' | 'status' | keyof ReturnType<typeof buyerColumns>>>;
+
+/**
+ * Changes an open session in one guarded write: conditional on the version it read (so on the
+ * status, item and buyer it decided from) and on the hour not having passed. If another request
+ * wrote first, it reads again and decides anew; a session being paid for refuses as busy.
+ */
+async function transition(
+  deps: CheckoutDeps,
+  publicId: string,
+  channel: Channel,
+  decide: (row: Row, session: CheckoutSession) => Result<OpenSessionChanges, CheckoutError>,
+): Promise<Result<CheckoutSession, CheckoutError>> {
+  for (let tries = 0; tries < TRANSITION_TRIES; tries++) {
+    const open = await findOpenRow(deps, publicId, channel);
+    if (!open.ok) return open;
+    const { row, session } = open.value;
+    const changes = decide(row, session);
+    if (!changes.ok) return changes;
+    const written = await guardedWrite(deps, row, changes.value);
+    if (written) return ok(await toSession(deps, publicId, written));
+  }
+  return err(CHANGED_MEANWHILE);
+}
+
+/** The session's row if it is open now; why not otherwise. */
+async function findOpenRow(
+  deps: CheckoutDeps,
+  publicId: string,
+  channel: Channel,
+): Promise<Result<{ row: Row; session: CheckoutSession }, CheckoutError>> {
+  const row = await findRow(deps.db, publicId, channel);
+  if (!row) return err({ code: 'not_found' });
+  if (row.status === 'paying') return err(PAYMENT_UNDER_WAY);
+  const session = await toSession(deps, publicId, row);
+  if (!isOpen(session.status)) return err({ code: 'not_modifiable', session });
+  return ok({ row, session });
+}
+
+/** Writes `changes` if the session is still the open one read as `row`; undefined if not. */
+async function guardedWrite(
+  deps: CheckoutDeps,
+  row: Row,
+  changes: Partial<Omit<Row, 'id' | 'id_hash' | 'version'>>,
+  trx: Db = deps.db,
+): Promise<Row | undefined> {
+  const now = deps.clock.now().getTime();
+  return trx
+    .updateTable('checkout_sessions')
+    .set({ ...changes, version: row.version + 1, updated_at: now })
+    .where('id', '=', row.id)
+    .where('version', '=', row.version)
+    .where('status', 'in', OPEN_STATUSES)
+    .where('expires_at', '>', now)
+    .returningAll()
+    .executeTakeFirst();
 }
 
 /**
- * Pays for the session with a shared payment token through the purchase pipeline. Each payment
- * attempt has its own key, so a declined token can be followed by another; an attempt whose
- * outcome is not known yet is finished before a new one may start, so a session is charged once.
+ * Pays for the session with a shared payment token through the purchase pipeline. The payment
+ * first claims the session (`ready` to `paying`, the next attempt number) and records the attempt
+ * for the item of the version it claimed, both in one transaction; from then on update and cancel
+ * are refused until the attempt's outcome is applied. A declined or refused attempt returns the
+ * session to `ready`, so another token may be tried; a session is charged at most once.
  */
 export async function completeSession(
   deps: CheckoutDeps,
@@ -191,98 +246,178 @@ export async function completeSession(
   channel: Channel,
   token: string,
 ): Promise<Result<CheckoutSession, CheckoutError>> {
-  const session = await loadSession(deps, publicId, channel);
-  if (!session) return err({ code: 'not_found' });
-  if (!isOpen(session.status)) return err({ code: 'not_modifiable', session });
-  if (!session.buyer) return err({ code: 'missing_buyer_email', session });
-
-  const row = await findRow(deps.db, publicId, channel);
-  if (!row) return err({ code: 'not_found' });
-  const unresolved = await hasPaymentUnderway(deps, session);
-  if (unresolved) {
-    // Finish the earlier payment (a replay under its own key) before any new one may start.
-    const resumed = await resumePurchase(deps.purchases, unresolved);
-    if (resumed) return applyOutcome(deps, publicId, channel, resumed);
+  for (let tries = 0; tries < TRANSITION_TRIES; tries++) {
+    const row = await findRow(deps.db, publicId, channel);
+    if (!row) return err({ code: 'not_found' });
+    if (row.status === 'paying') return finishPayment(deps, publicId, row);
+    const session = await toSession(deps, publicId, row);
+    if (!isOpen(session.status)) return err({ code: 'not_modifiable', session });
+    if (!session.buyer) return err({ code: 'missing_buyer_email', session });
+    const claimed = await claimPayment(deps, row, session.buyer, token);
+    if (!claimed.ok) return claimed;
+    if (claimed.value) return finishPayment(deps, publicId, claimed.value);
   }
-  const attemptNumber = await nextAttemptNumber(deps, row);
-  if (!attemptNumber.ok) return attemptNumber;
-  const outcome = await purchase(deps.purchases, {
-    attemptKey: attemptKey(row, attemptNumber.value),
-    channel,
-    itemId: session.item.id,
-    buyer: {
-      email: session.buyer.email,
-      name: buyerName(session.buyer),
-      companyName: session.buyer.companyName,
-    },
-    token,
-  });
-  return applyOutcome(deps, publicId, channel, outcome);
+  return err(CHANGED_MEANWHILE);
 }
 
-async function applyOutcome(
+/**
+ * The claim: one guarded write moves the session read as `row` to `paying` under the next attempt
+ * number, and the attempt is recorded for that row's item and buyer in the same transaction, so a
+ * session is never `paying` without an attempt. Undefined if another request changed it first.
+ */
+async function claimPayment(
+  deps: CheckoutDeps,
+  row: Row,
+  buyer: SessionBuyer,
+  token: string,
+): Promise<Result<Row | undefined, CheckoutError>> {
+  const item = itemFor(row.item_id);
+  if (!item.ok) return item;
+  const attemptNumber = row.attempt_count + 1;
+  return inTransaction(deps.db, async (trx) => {
+    const claimed = await guardedWrite(
+      deps,
+      row,
+      {
+        status: 'paying',
+        attempt_count: attemptNumber,
+        payment_error_code: null,
+        payment_error_message: null,
+      },
+      trx,
+    );
+    if (!claimed) return ok(undefined);
+    const recorded = await recordPurchase(trx, deps.clock.now(), {
+      attemptKey: attemptKey(row, attemptNumber),
+      channel: row.channel,
+      itemId: item.value.id,
+      buyer: { email: buyer.email, name: buyerName(buyer), companyName: buyer.companyName },
+      token,
+    });
+    if (recorded.kind === 'rejected') {
+      throw new Error(
+        `session ${row.id} claimed attempt ${attemptNumber} but it was rejected: ${recorded.code}`,
+      );
+    }
+    return ok(claimed);
+  });
+}
+
+/** Charges (or replays) the attempt the session claimed and applies its outcome to the session. */
+async function finishPayment(
   deps: CheckoutDeps,
   publicId: string,
-  channel: Channel,
-  outcome: PurchaseOutcome,
+  row: Row,
 ): Promise<Result<CheckoutSession, CheckoutError>> {
-  const now = deps.clock.now().getTime();
+  const outcome = await resumePurchase(deps.purchases, attemptKey(row, row.attempt_count));
+  if (!outcome)
+    throw new Error(`session ${row.id} is paying attempt ${row.attempt_count}, which was never recorded`);
   switch (outcome.kind) {
     case 'completed':
-      await markCompleted(deps, publicId, outcome.order.id);
-      return getSession(deps, publicId, channel);
     case 'declined':
-      await deps.db
-        .updateTable('checkout_sessions')
-        .set({ payment_error_code: outcome.code, payment_error_message: outcome.message, updated_at: now })
-        .where('id_hash', '=', sha256Hex(publicId))
-        .where('status', '=', 'ready')
-        .execute();
-      return getSession(deps, publicId, channel);
+    case 'failed': {
+      const applied = await applyOutcome(deps, row, outcome);
+      if (outcome.kind === 'failed') return err({ code: 'payment_failed', message: outcome.message });
+      return ok(await toSession(deps, publicId, applied, orderOf(outcome)));
+    }
     case 'in_progress':
     case 'payment_unknown':
     case 'setup_pending':
       return err({ code: 'busy', retryAfterSeconds: outcome.retryAfterSeconds });
-    case 'failed':
-      return err({ code: 'payment_failed', message: outcome.message });
     case 'rejected':
-      // The item was valid when the attempt was recorded; a conflict means a racing attempt.
-      return err({ code: 'busy', retryAfterSeconds: 1 });
+      throw new Error(
+        `resuming attempt ${row.attempt_count} of session ${row.id} was rejected: ${outcome.code}`,
+      );
   }
 }
 
-/**
- * The attempt number this payment uses: the latest one if nothing was recorded under it yet, the
- * next one if the latest was declined. An attempt still pending or charged blocks a new one.
- */
-async function nextAttemptNumber(deps: CheckoutDeps, row: Row): Promise<Result<number, CheckoutError>> {
-  const latest = row.attempt_count;
-  if (latest > 0) {
-    const state = await attemptState(deps.db, attemptKey(row, latest));
-    if (state === undefined) return ok(latest);
-    if (state !== 'declined' && state !== 'failed') return err({ code: 'busy', retryAfterSeconds: 2 });
+/** What a settled payment makes of the session that claimed it. */
+function changesAfter(outcome: SettledOutcome): Partial<Row> {
+  switch (outcome.kind) {
+    case 'completed':
+      // A completed session keeps its order and forgets the buyer.
+      return {
+        status: 'completed',
+        order_id: outcome.order.id,
+        ...buyerColumns(null),
+        payment_error_code: null,
+        payment_error_message: null,
+      };
+    case 'declined':
+      return { status: 'ready', payment_error_code: outcome.code, payment_error_message: outcome.message };
+    case 'failed':
+      return { status: 'ready' };
   }
-  const claimed = await deps.db
+}
+
+function orderOf(outcome: SettledOutcome): Order | undefined {
+  return outcome.kind === 'completed' ? outcome.order : undefined;
+}
+
+/**
+ * Applies the outcome of the attempt the session claimed, in one write conditional on the session
+ * still paying that attempt, and returns the row as written. Only this write leaves `paying`, so
+ * when it finds nothing to change a concurrent request (or the sweep) applied the outcome first:
+ * the session is completed with this order, or, after a decline, has moved on from this attempt.
+ * Anything else is a bug and fails loudly instead of being skipped.
+ */
+async function applyOutcome(deps: CheckoutDeps, row: Row, outcome: SettledOutcome): Promise<Row> {
+  const written = await deps.db
     .updateTable('checkout_sessions')
-    .set({ attempt_count: latest + 1, payment_error_code: null, payment_error_message: null })
+    .set({ ...changesAfter(outcome), version: sql`version + 1`, updated_at: deps.clock.now().getTime() })
     .where('id', '=', row.id)
-    .where('attempt_count', '=', latest)
+    .where('status', '=', 'paying')
+    .where('attempt_count', '=', row.attempt_count)
+    .returningAll()
     .executeTakeFirst();
-  if (claimed.numUpdatedRows !== 1n) return err({ code: 'busy', retryAfterSeconds: 1 });
-  return ok(latest + 1);
+  if (written) return written;
+  const current = await deps.db
+    .selectFrom('checkout_sessions')
+    .selectAll()
+    .where('id', '=', row.id)
+    .executeTakeFirst();
+  const appliedBefore =
+    outcome.kind === 'completed'
+      ? current?.status === 'completed' && current.order_id === outcome.order.id
+      : current !== undefined && current.attempt_count >= row.attempt_count;
+  if (!current || !appliedBefore) {
+    throw new Error(
+      `session ${row.id} left attempt ${row.attempt_count} without its outcome (${outcome.kind})`,
+    );
+  }
+  return current;
+}
+
+/**
+ * Applies settled payments to the sessions that claimed them, where the request that paid did
+ * not (it crashed, or the recovery sweep finished the purchase). Runs after that sweep.
+ */
+export async function settleSessions(deps: CheckoutDeps, pageSize = 200): Promise<number> {
+  let settled = 0;
+  let after = '';
+  for (;;) {
+    const paying = await deps.db
+      .selectFrom('checkout_sessions')
+      .selectAll()
+      .where('status', '=', 'paying')
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(pageSize)
+      .execute();
+    for (const row of paying) {
+      const outcome = await settledOutcome(deps.db, attemptKey(row, row.attempt_count));
+      if (!outcome) continue;
+      await applyOutcome(deps, row, outcome);
+      settled++;
+    }
+    const last = paying.at(-1);
+    if (!last || paying.length < pageSize) return settled;
+    after = last.id;
+  }
 }
 
 function attemptKey(row: Row, attemptNumber: number): string {
   return `${row.channel}:${row.id}:${attemptNumber}`;
-}
-
-/** The latest attempt if its outcome is still open (pending or charged). */
-async function hasPaymentUnderway(deps: CheckoutDeps, session: CheckoutSession): Promise<string | undefined> {
-  const row = await findRow(deps.db, session.id, session.channel);
-  if (!row || row.attempt_count === 0) return undefined;
-  const key = attemptKey(row, row.attempt_count);
-  const state = await attemptState(deps.db, key);
-  return state === 'pending' || state === 'charged' ? key : undefined;
 }
 
 function isOpen(status: SessionStatus): boolean {
@@ -298,71 +433,24 @@ function findRow(db: Db, publicId: string, channel: Channel): Promise<Row | unde
     .executeTakeFirst();
 }
 
-async function setStatus(
+/** The status a row stands at `now`: an open session past its hour is expired, swept or not. */
+function statusAt(row: Row, now: number): SessionStatus {
+  return isOpen(row.status) && now >= row.expires_at ? 'expired' : row.status;
+}
+
+async function toSession(
   deps: CheckoutDeps,
   publicId: string,
-  from: SessionStatus[],
-  changes: Partial<CheckoutSessionsTable>,
-): Promise<void> {
-  await deps.db
-    .updateTable('checkout_sessions')
-    .set({ ...changes, updated_at: deps.clock.now().getTime() })
-    .where('id_hash', '=', sha256Hex(publicId))
-    .where('status', 'in', from)
-    .execute();
-}
-
-/** A completed session keeps its order and forgets the buyer. */
-async function markCompleted(deps: CheckoutDeps, publicId: string, orderId: string): Promise<void> {
-  await setStatus(deps, publicId, ['not_ready', 'ready', 'expired'], {
-    status: 'completed',
-    order_id: orderId,
-    ...buyerColumns(null),
-    payment_error_code: null,
-    payment_error_message: null,
-  });
-}
-
-/**
- * Reads a session and brings it up to date first: a payment the recovery job (or another
- * instance) finished completes it, a charged-but-unprovisioned one is finished now, and an open
- * session past its hour with no payment under way expires.
- */
-async function loadSession(
-  deps: CheckoutDeps,
-  publicId: string,
-  channel: Channel,
-): Promise<CheckoutSession | undefined> {
-  let row = await findRow(deps.db, publicId, channel);
-  if (!row) return undefined;
-  if (row.status !== 'completed' && row.status !== 'canceled' && row.attempt_count > 0) {
-    const key = attemptKey(row, row.attempt_count);
-    const state = await attemptState(deps.db, key);
-    if (state === 'charged' || state === 'completed') {
-      const outcome = await resumePurchase(deps.purchases, key);
-      if (outcome?.kind === 'completed') await markCompleted(deps, publicId, outcome.order.id);
-    }
-    row = (await findRow(deps.db, publicId, channel)) ?? row;
-  }
-  if (isOpen(row.status) && deps.clock.now().getTime() >= row.expires_at) {
-    const underway =
-      row.attempt_count > 0 && (await attemptState(deps.db, attemptKey(row, row.attempt_count)));
-    if (underway !== 'pending') {
-      await setStatus(deps, publicId, ['not_ready', 'ready'], { status: 'expired' });
-      row = (await findRow(deps.db, publicId, channel)) ?? row;
-    }
-  }
-  return toSession(deps, publicId, row);
-}
-
-async function toSession(deps: CheckoutDeps, publicId: string, row: Row): Promise<CheckoutSession> {
+  row: Row,
+  knownOrder?: Order,
+): Promise<CheckoutSession> {
   const item = findSellableItem(row.item_id);
   if (!item.ok) throw new Error(`session ${row.id} holds an item that is no longer sold: ${row.item_id}`);
-  const order = row.order_id ? ((await getOrder(deps.db, row.order_id)) ?? null) : null;
+  const order = knownOrder ?? (row.order_id ? ((await getOrder(deps.db, row.order_id)) ?? null) : null);
   return {
     id: publicId,
     channel: row.channel,
-    status: row.status,
+    status: statusAt(row, deps.clock.now().getTime()),
     item: item.value,
     buyer:
       row.buyer_email === null
@@ -392,31 +480,22 @@ function buyerName(buyer: SessionBuyer): string | undefined {
   return joined || undefined;
 }
 
-/**
- * Expires open sessions past their hour (reads and writes also check). A session whose payment
- * is still pending is left for the purchase recovery to settle.
- */
+/** Writes the expiry of open sessions past their hour (reads already show them expired). */
 export async function expireSessions(deps: CheckoutDeps, batchSize = 200): Promise<number> {
   const now = deps.clock.now().getTime();
-  const due = await deps.db
-    .selectFrom('checkout_sessions')
-    .selectAll()
-    .where('status', 'in', ['not_ready', 'ready'])
+  const result = await deps.db
+    .updateTable('checkout_sessions')
+    .set({ status: 'expired', version: sql`version + 1`, updated_at: now })
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('checkout_sessions')
+        .select('id')
+        .where('status', 'in', OPEN_STATUSES)
+        .where('expires_at', '<=', now)
+        .limit(batchSize),
+    )
+    .where('status', 'in', OPEN_STATUSES)
     .where('expires_at', '<=', now)
-    .limit(batchSize)
-    .execute();
-  let expired = 0;
-  for (const row of due) {
-    const state =
-      row.attempt_count > 0 ? await attemptState(deps.db, attemptKey(row, row.attempt_count)) : undefined;
-    if (state === 'pending' || state === 'charged' || state === 'completed') continue;
-    const result = await deps.db
-      .updateTable('checkout_sessions')
-      .set({ status: 'expired', updated_at: now })
-      .where('id', '=', row.id)
-      .where('status', 'in', ['not_ready', 'ready'])
-      .executeTakeFirst();
-    if (result.numUpdatedRows === 1n) expired++;
-  }
-  return expired;
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }

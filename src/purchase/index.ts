@@ -6,8 +6,6 @@ export {
   SimulatedCrash,
 } from './failpoints.ts';
 export {
-  type AttemptState,
-  attemptState,
   type Buyer,
   getOrder,
   type Order,
@@ -16,6 +14,9 @@ export {
   type PurchaseOutcome,
   type PurchaseRequest,
   purchase,
+  recordPurchase,
   resumePurchase,
+  type SettledOutcome,
+  settledOutcome,
 } from './pipeline.ts';
 export { recoverUnfinishedPurchases } from './recovery.ts';

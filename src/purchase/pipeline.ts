@@ -90,13 +90,31 @@ const DEFAULT_CHARGE_LEASE_MS = 90_000;
  * `resumePurchase`) after a crash anywhere finishes the purchase without a second charge.
  */
 export async function purchase(deps: PurchaseDeps, request: PurchaseRequest): Promise<PurchaseOutcome> {
+  const recorded = await recordPurchase(deps.db, deps.clock.now(), request);
+  if (recorded.kind === 'rejected') return recorded;
+  await failpoints(deps).hit('after_attempt_recorded');
+  return advance(deps, recorded.attempt, request.token);
+}
+
+type Rejected = Extract<PurchaseOutcome, { kind: 'rejected' }>;
+
+/**
+ * The pipeline's first two steps alone: price the item and record the attempt, without charging.
+ * Given a transaction, the attempt commits together with the caller's own claim on what is being
+ * paid for (a checkout session); `resumePurchase` then charges it.
+ */
+export async function recordPurchase(
+  db: Db,
+  at: Date,
+  request: PurchaseRequest,
+): Promise<{ kind: 'recorded'; attempt: Attempt } | Rejected> {
   const found = findSellableItem(request.itemId);
   if (!found.ok) {
     const message =
       found.error.code === 'unknown_item' ? `No item ${request.itemId} is for sale.` : found.error.reason;
     return { kind: 'rejected', code: found.error.code, message };
   }
-  const attempt = await recordAttempt(deps.db, deps.clock.now(), {
+  const attempt = await recordAttempt(db, at, {
     attemptKey: request.attemptKey,
     channel: request.channel,
     item: found.value,
@@ -110,15 +128,20 @@ export async function purchase(deps: PurchaseDeps, request: PurchaseRequest): Pr
       message: 'This payment attempt was already made with another item or token.',
     };
   }
-  await failpoints(deps).hit('after_attempt_recorded');
-  return advance(deps, attempt, request.token);
+  return { kind: 'recorded', attempt };
 }
 
-export type AttemptState = 'pending' | 'charged' | 'completed' | 'declined' | 'failed';
+/** How a purchase ended for good: nothing about it will change any more. */
+export type SettledOutcome = Extract<PurchaseOutcome, { kind: 'completed' | 'declined' | 'failed' }>;
 
-/** Where an attempt stands, without acting on it; undefined if nothing was recorded under the key. */
-export async function attemptState(db: Db, attemptKey: string): Promise<AttemptState | undefined> {
-  return (await findAttemptByKey(db, attemptKey))?.status;
+/**
+ * The final outcome of an attempt, read without acting on it; undefined while the attempt is
+ * pending or charged (finishing it is `resumePurchase`'s business) or if nothing was recorded.
+ */
+export async function settledOutcome(db: Db, attemptKey: string): Promise<SettledOutcome | undefined> {
+  const attempt = await findAttemptByKey(db, attemptKey);
+  if (!attempt || attempt.status === 'pending' || attempt.status === 'charged') return undefined;
+  return finalOutcome(db, attempt, attempt.status);
 }
 
 export async function getOrder(db: Db, orderId: string): Promise<Order | undefined> {
@@ -138,7 +161,25 @@ export async function resumePurchase(
 async function advance(deps: PurchaseDeps, attempt: Attempt, token: string | null): Promise<PurchaseOutcome> {
   switch (attempt.status) {
     case 'completed':
-      return completedOutcome(deps.db, attempt);
+    case 'declined':
+    case 'failed':
+      return finalOutcome(deps.db, attempt, attempt.status);
+    case 'charged':
+      return provision(deps, attempt);
+    case 'pending':
+      if (token === null) throw new Error(`pending attempt ${attempt.id} has no token to charge`);
+      return charge(deps, attempt, token);
+  }
+}
+
+async function finalOutcome(
+  db: Db,
+  attempt: Attempt,
+  status: 'completed' | 'declined' | 'failed',
+): Promise<SettledOutcome> {
+  switch (status) {
+    case 'completed':
+      return completedOutcome(db, attempt);
     case 'declined':
       return {
         kind: 'declined',
@@ -147,11 +188,6 @@ async function advance(deps: PurchaseDeps, attempt: Attempt, token: string | nul
       };
     case 'failed':
       return { kind: 'failed', message: attempt.last_error ?? 'The payment provider refused the request.' };
-    case 'charged':
-      return provision(deps, attempt);
-    case 'pending':
-      if (token === null) throw new Error(`pending attempt ${attempt.id} has no token to charge`);
-      return charge(deps, attempt, token);
   }
 }
 
@@ -290,7 +326,10 @@ async function provision(deps: PurchaseDeps, attempt: Attempt): Promise<Purchase
     : { kind: 'setup_pending', retryAfterSeconds: 1 };
 }
 
-async function completedOutcome(db: Db, attempt: Attempt): Promise<PurchaseOutcome> {
+async function completedOutcome(
+  db: Db,
+  attempt: Attempt,
+): Promise<Extract<PurchaseOutcome, { kind: 'completed' }>> {
   const order = await findOrder(db, attempt.order_id);
   if (!order) throw new Error(`completed attempt ${attempt.id} has no order`);
   return { kind: 'completed', order: toOrder(order) };

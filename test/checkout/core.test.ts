@@ -97,7 +97,7 @@ describe(`checkout core on ${testDialect}`, () => {
     assert.equal((await fixture.counts()).succeeded, 1);
   });
 
-  it('expires an unpaid session after one hour, on read and by the sweep', async (t) => {
+  it('shows an unpaid session expired after one hour, refuses changes, and the sweep writes the expiry', async (t) => {
     const fixture = await startPurchaseFixture(t);
     const deps = fixture.runtime.checkout;
     const read = value(
@@ -116,7 +116,9 @@ describe(`checkout core on ${testDialect}`, () => {
       errorCode(await completeSession(deps, read.id, 'acp', await fixture.mintToken())),
       'not_modifiable',
     );
-    assert.equal(await expireSessions(deps), 1);
+    assert.equal(errorCode(await updateSession(deps, read.id, 'acp', { buyer: null })), 'not_modifiable');
+    assert.equal(errorCode(await cancelSession(deps, swept.id, 'acp')), 'not_modifiable');
+    assert.equal(await expireSessions(deps), 2, 'reading wrote nothing; the sweep expires both');
     const row = await fixture.runtime.database.db.selectFrom('checkout_sessions').select('status').execute();
     assert.deepEqual(row.map((r) => r.status).sort(), ['expired', 'expired']);
     assert.equal(errorCode(await cancelSession(deps, swept.id, 'acp')), 'not_modifiable');

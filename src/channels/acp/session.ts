@@ -15,6 +15,9 @@ import { ACP_VERSION } from './version.ts';
 export const ACP_STATUS: Readonly<Record<SessionStatus, AcpStatus>> = {
   not_ready: 'not_ready_for_payment',
   ready: 'ready_for_payment',
+  // The wire keeps showing a session being paid for as ready; update and cancel answer
+  // payment_in_progress meanwhile.
+  paying: 'ready_for_payment',
   completed: 'completed',
   canceled: 'canceled',
   expired: 'expired',

@@ -9,6 +9,8 @@ import type { BuyerInput, CheckoutInput, CompleteInput, UcpCheckout, UcpErrorMes
 const UCP_STATUS: Record<SessionStatus, UcpCheckout['status']> = {
   not_ready: 'incomplete',
   ready: 'ready_for_complete',
+  // Shown as before the claim; update and cancel answer checkout_busy meanwhile.
+  paying: 'ready_for_complete',
   completed: 'completed',
   canceled: 'canceled',
   // UCP has no expired state: an expired session is canceled, and a message says why.
