@@ -19,8 +19,7 @@ import { registerDiscoveryRoutes } from './discovery/index.ts';
 import { handleProblemError, registerHttpBasics, requestIdFrom } from './http/basics.ts';
 import { registerHealthRoutes } from './http/health.ts';
 import { createMemoryRateLimiter } from './http/rate-limit.ts';
-import { registerDevMailboxRoutes } from './mail/dev-mailbox.routes.ts';
-import type { MailTransport } from './mail/index.ts';
+import { type MailTransport, registerDevMailboxRoutes } from './mail/index.ts';
 import type { Clock } from './shared/clock.ts';
 import type { TargetPolicy } from './webhooks/index.ts';
 

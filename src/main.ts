@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { loggerOptions } from './http/logging.ts';
-import { type RunningPspSandbox, startPspSandbox } from './psp/sandbox/main.ts';
+import { type RunningPspSandbox, startPspSandbox } from './psp/index.ts';
 import { createRuntime, paymentProviderFor, type Runtime } from './runtime.ts';
 
 function banner(

@@ -7,7 +7,7 @@ import {
   SPEC_URLS,
   UCP_PATH_PREFIX,
   UCP_VERSION,
-} from '../channels/ucp/profile.ts';
+} from '../channels/ucp/index.ts';
 import type { Config } from '../config.ts';
 
 /** The business profile: one REST service, the checkout capability and the PSP's card handler. */

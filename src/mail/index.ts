@@ -1,3 +1,4 @@
+export { registerDevMailboxRoutes } from './dev-mailbox.routes.ts';
 export type { MailStatus } from './mail.table.ts';
 export { queueMail, SEND_MAIL_JOB, sendMailJob } from './outbox.ts';
 export {

@@ -3,7 +3,7 @@ import { inTransaction } from '../db/transaction.ts';
 import { queueMail, renderWebhookDisabled } from '../mail/index.ts';
 import { MINUTE_MS } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
-import type { DeliveryDeps, DueDelivery } from './delivery-job.ts';
+import type { DeliveryDeps, DueDelivery } from './context.ts';
 import { queueAttempt } from './events.ts';
 import type { OutboundResult } from './outbound.ts';
 import { nextRetryDelay, retryAfterMs } from './schedule.ts';

@@ -1,42 +1,16 @@
 import { performance } from 'node:perf_hooks';
 import type { Db } from '../db/schema.ts';
 import type { JobDefinition } from '../jobs/index.ts';
-import type { Clock } from '../shared/clock.ts';
 import { recordAttempt } from './attempts.ts';
+import type { DeliveryDeps, DueDelivery } from './context.ts';
 import type { DeliverWebhookPayload } from './events.ts';
 import { type OutboundResult, postPinned } from './outbound.ts';
 import { signatureHeader, signingSecrets } from './signing.ts';
-import { checkTarget, type TargetPolicy } from './target.ts';
-import type { SubscriptionStatus } from './webhooks.table.ts';
+import { checkTarget } from './target.ts';
 
 /** Resolving the host, connecting, sending and reading the answer of one attempt must fit in this. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
 const USER_AGENT = 'svc-webhooks/1';
-
-export interface DeliveryDeps {
-  db: Db;
-  clock: Clock;
-  targets: TargetPolicy;
-  timeoutMs: number;
-  /** For the links in the email that tells the owner a subscription was disabled. */
-  baseUrl: string;
-  /** Whom to tell when a subscription is disabled (the workspace module knows). */
-  findOwner(db: Db, workspaceId: string): Promise<{ email: string; workspaceName: string } | undefined>;
-}
-
-/** A pending delivery whose next attempt is the one a job asks for, with what sending it needs. */
-export interface DueDelivery {
-  id: string;
-  workspaceId: string;
-  subscriptionId: string;
-  eventId: string;
-  payload: string;
-  url: string;
-  subscriptionStatus: SubscriptionStatus;
-  secret: string;
-  previous_secret: string | null;
-  previous_secret_expires_at: number | null;
-}
 
 async function findDueDelivery(
   db: Db,

@@ -1,5 +1,10 @@
 export { ALL_EVENTS, EVENT_TYPE_NAMES, EVENT_TYPES, type EventType, isEventType } from './catalog.ts';
-export { MAX_SUBSCRIPTIONS_PER_WORKSPACE, type WebhookDeps, type WebhookError } from './context.ts';
+export {
+  type DeliveryDeps,
+  MAX_SUBSCRIPTIONS_PER_WORKSPACE,
+  type WebhookDeps,
+  type WebhookError,
+} from './context.ts';
 export {
   DeliveriesFilter,
   listDeliveries,
@@ -9,7 +14,7 @@ export {
   WebhookDelivery,
   WebhookTestData,
 } from './deliveries.ts';
-export { DELIVERY_TIMEOUT_MS, type DeliveryDeps, deliverWebhookJob } from './delivery-job.ts';
+export { DELIVERY_TIMEOUT_MS, deliverWebhookJob } from './delivery-job.ts';
 export {
   DELIVER_WEBHOOK_JOB,
   type DeliverWebhookPayload,

@@ -4,9 +4,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
+import annexA from '../../src/compliance/iso27001-2022-annex-a.json' with { type: 'json' };
 import { openDatabase } from '../../src/db/database.ts';
 import { migrateToLatest, migrations, pendingMigrations } from '../../src/db/migrate.ts';
 import { inTransaction } from '../../src/db/transaction.ts';
+import { newId } from '../../src/shared/ids.ts';
 import { createTestDatabase, testDialect } from '../helpers/database.ts';
 
 describe(`migrations on ${testDialect}`, () => {
@@ -28,6 +30,47 @@ describe(`migrations on ${testDialect}`, () => {
     t.after(() => second.close());
     const [a, b] = await Promise.all([migrateToLatest(database.db), migrateToLatest(second.db)]);
     assert.deepEqual([...a, ...b].sort(), Object.keys(migrations).sort());
+  });
+
+  it('gives workspaces made before the compliance migration the Annex A controls new ones get', async (t) => {
+    const database = await createTestDatabase({ migrate: false });
+    t.after(() => database.close());
+    const names = Object.keys(migrations);
+    const before = names.slice(0, names.indexOf('0006_compliance'));
+    for (const name of before) await migrations[name]?.up(database.db);
+    for (const id of ['ws_old1', 'ws_old2']) {
+      await database.db
+        .insertInto('workspaces')
+        .values({ id, name: id, plan: 'starter', created_at: 1, updated_at: 1 })
+        .execute();
+    }
+    await migrations['0006_compliance']?.up(database.db);
+
+    const controls = await database.db
+      .selectFrom('controls')
+      .select(['id', 'workspace_id', 'reference', 'title', 'theme', 'position', 'status'])
+      .orderBy('workspace_id')
+      .orderBy('position')
+      .execute();
+    const expected = annexA.map((control, position) => ({
+      reference: `A.${control.id}`,
+      title: control.title,
+      theme: control.theme,
+      position,
+      status: 'not_started',
+    }));
+    for (const workspaceId of ['ws_old1', 'ws_old2']) {
+      const seeded = controls.filter((control) => control.workspace_id === workspaceId);
+      assert.deepEqual(
+        seeded.map(({ id: _id, workspace_id: _workspace, ...rest }) => rest),
+        expected,
+      );
+      const ids = seeded.map((control) => control.id);
+      assert.deepEqual([...ids].sort(), ids, 'ids sort in the order the controls were seeded');
+    }
+    const liveShape = new RegExp(`^ctl_[0-9a-hjkmnp-tv-z]{${newId('ctl').length - 'ctl_'.length}}$`);
+    for (const { id } of controls) assert.match(id, liveShape);
+    assert.equal(new Set(controls.map((control) => control.id)).size, controls.length);
   });
 });
 

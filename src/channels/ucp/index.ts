@@ -44,6 +44,15 @@ import { UCP_VERSION } from './profile.ts';
 import { CHECKOUT_RESPONSES, CheckoutInput, CompleteInput, SessionParams } from './schemas.ts';
 import { paymentTokenFrom, requestErrorMessage, sessionInputFrom, toCheckout } from './translate.ts';
 
+export {
+  CHECKOUT_CAPABILITY,
+  paymentHandlers,
+  SHOPPING_SERVICE,
+  SPEC_URLS,
+  UCP_PATH_PREFIX,
+  UCP_VERSION,
+} from './profile.ts';
+
 type SessionResult = Result<CheckoutSession, CheckoutError>;
 
 interface AnswerOptions {

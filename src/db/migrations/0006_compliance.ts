@@ -1,6 +1,5 @@
+import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import annexA from '../../compliance/iso27001-2022-annex-a.json' with { type: 'json' };
-import { newId } from '../../shared/ids.ts';
 
 const workspaceColumn = 'workspace_id';
 
@@ -159,16 +158,17 @@ export async function up(db: Kysely<any>): Promise<void> {
 async function seedExistingWorkspaces(db: Kysely<any>): Promise<void> {
   const workspaces = await db.selectFrom('workspaces').select('id').execute();
   const now = Date.now();
+  const nextControlId = idsAt('ctl', now);
   for (const { id } of workspaces) {
     await db
       .insertInto('controls')
       .values(
-        annexA.map((control, position) => ({
-          id: newId('ctl'),
+        ANNEX_A_CONTROLS.map(([reference, title, theme], position) => ({
+          id: nextControlId(),
           workspace_id: id,
-          reference: `A.${control.id}`,
-          title: control.title,
-          theme: control.theme,
+          reference: `A.${reference}`,
+          title,
+          theme,
           position,
           status: 'not_started',
           owner_id: null,
@@ -179,6 +179,22 @@ async function seedExistingWorkspaces(db: Kysely<any>): Promise<void> {
       )
       .execute();
   }
+}
+
+const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
+
+/**
+ * Record ids as the app made them when this migration was written (`prefix_` + 48-bit milliseconds +
+ * 80 bits, Crockford base32), counting up from a random start so they sort in the order made.
+ */
+function idsAt(prefix: string, at: number): () => string {
+  let counter = BigInt(`0x${randomBytes(10).toString('hex')}`);
+  return () => {
+    const bits = ((BigInt(at) << 80n) | (counter++ & ((1n << 80n) - 1n))) << 2n;
+    let encoded = '';
+    for (let shift = 125n; shift >= 0n; shift -= 5n) encoded += CROCKFORD[Number((bits >> shift) & 31n)];
+    return `${prefix}_${encoded}`;
+  };
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen in time
@@ -196,3 +212,100 @@ export async function down(db: Kysely<any>): Promise<void> {
     await db.schema.dropTable(table).execute();
   }
 }
+
+/** ISO/IEC 27001:2022 Annex A as this migration seeded it: reference, title, theme. */
+const ANNEX_A_CONTROLS: ReadonlyArray<readonly [string, string, string]> = [
+  ['5.1', 'Policies for information security', 'organizational'],
+  ['5.2', 'Information security roles and responsibilities', 'organizational'],
+  ['5.3', 'Segregation of duties', 'organizational'],
+  ['5.4', 'Management responsibilities', 'organizational'],
+  ['5.5', 'Contact with authorities', 'organizational'],
+  ['5.6', 'Contact with special interest groups', 'organizational'],
+  ['5.7', 'Threat intelligence', 'organizational'],
+  ['5.8', 'Information security in project management', 'organizational'],
+  ['5.9', 'Inventory of information and other associated assets', 'organizational'],
+  ['5.10', 'Acceptable use of information and other associated assets', 'organizational'],
+  ['5.11', 'Return of assets', 'organizational'],
+  ['5.12', 'Classification of information', 'organizational'],
+  ['5.13', 'Labelling of information', 'organizational'],
+  ['5.14', 'Information transfer', 'organizational'],
+  ['5.15', 'Access control', 'organizational'],
+  ['5.16', 'Identity management', 'organizational'],
+  ['5.17', 'Authentication information', 'organizational'],
+  ['5.18', 'Access rights', 'organizational'],
+  ['5.19', 'Information security in supplier relationships', 'organizational'],
+  ['5.20', 'Addressing information security within supplier agreements', 'organizational'],
+  ['5.21', 'Managing information security in the ICT supply chain', 'organizational'],
+  ['5.22', 'Monitoring, review and change management of supplier services', 'organizational'],
+  ['5.23', 'Information security for use of cloud services', 'organizational'],
+  ['5.24', 'Information security incident management planning and preparation', 'organizational'],
+  ['5.25', 'Assessment and decision on information security events', 'organizational'],
+  ['5.26', 'Response to information security incidents', 'organizational'],
+  ['5.27', 'Learning from information security incidents', 'organizational'],
+  ['5.28', 'Collection of evidence', 'organizational'],
+  ['5.29', 'Information security during disruption', 'organizational'],
+  ['5.30', 'ICT readiness for business continuity', 'organizational'],
+  ['5.31', 'Legal, statutory, regulatory and contractual requirements', 'organizational'],
+  ['5.32', 'Intellectual property rights', 'organizational'],
+  ['5.33', 'Protection of records', 'organizational'],
+  ['5.34', 'Privacy and protection of PII', 'organizational'],
+  ['5.35', 'Independent review of information security', 'organizational'],
+  ['5.36', 'Compliance with policies, rules and standards for information security', 'organizational'],
+  ['5.37', 'Documented operating procedures', 'organizational'],
+  ['6.1', 'Screening', 'people'],
+  ['6.2', 'Terms and conditions of employment', 'people'],
+  ['6.3', 'Information security awareness, education and training', 'people'],
+  ['6.4', 'Disciplinary process', 'people'],
+  ['6.5', 'Responsibilities after termination or change of employment', 'people'],
+  ['6.6', 'Confidentiality or non-disclosure agreements', 'people'],
+  ['6.7', 'Remote working', 'people'],
+  ['6.8', 'Information security event reporting', 'people'],
+  ['7.1', 'Physical security perimeters', 'physical'],
+  ['7.2', 'Physical entry', 'physical'],
+  ['7.3', 'Securing offices, rooms and facilities', 'physical'],
+  ['7.4', 'Physical security monitoring', 'physical'],
+  ['7.5', 'Protecting against physical and environmental threats', 'physical'],
+  ['7.6', 'Working in secure areas', 'physical'],
+  ['7.7', 'Clear desk and clear screen', 'physical'],
+  ['7.8', 'Equipment siting and protection', 'physical'],
+  ['7.9', 'Security of assets off-premises', 'physical'],
+  ['7.10', 'Storage media', 'physical'],
+  ['7.11', 'Supporting utilities', 'physical'],
+  ['7.12', 'Cabling security', 'physical'],
+  ['7.13', 'Equipment maintenance', 'physical'],
+  ['7.14', 'Secure disposal or re-use of equipment', 'physical'],
+  ['8.1', 'User endpoint devices', 'technological'],
+  ['8.2', 'Privileged access rights', 'technological'],
+  ['8.3', 'Information access restriction', 'technological'],
+  ['8.4', 'Access to source code', 'technological'],
+  ['8.5', 'Secure authentication', 'technological'],
+  ['8.6', 'Capacity management', 'technological'],
+  ['8.7', 'Protection against malware', 'technological'],
+  ['8.8', 'Management of technical vulnerabilities', 'technological'],
+  ['8.9', 'Configuration management', 'technological'],
+  ['8.10', 'Information deletion', 'technological'],
+  ['8.11', 'Data masking', 'technological'],
+  ['8.12', 'Data leakage prevention', 'technological'],
+  ['8.13', 'Information backup', 'technological'],
+  ['8.14', 'Redundancy of information processing facilities', 'technological'],
+  ['8.15', 'Logging', 'technological'],
+  ['8.16', 'Monitoring activities', 'technological'],
+  ['8.17', 'Clock synchronization', 'technological'],
+  ['8.18', 'Use of privileged utility programs', 'technological'],
+  ['8.19', 'Installation of software on operational systems', 'technological'],
+  ['8.20', 'Networks security', 'technological'],
+  ['8.21', 'Security of network services', 'technological'],
+  ['8.22', 'Segregation of networks', 'technological'],
+  ['8.23', 'Web filtering', 'technological'],
+  ['8.24', 'Use of cryptography', 'technological'],
+  ['8.25', 'Secure development life cycle', 'technological'],
+  ['8.26', 'Application security requirements', 'technological'],
+  ['8.27', 'Secure system architecture and engineering principles', 'technological'],
+  ['8.28', 'Secure coding', 'technological'],
+  ['8.29', 'Security testing in development and acceptance', 'technological'],
+  ['8.30', 'Outsourced development', 'technological'],
+  ['8.31', 'Separation of development, test and production environments', 'technological'],
+  ['8.32', 'Change management', 'technological'],
+  ['8.33', 'Test information', 'technological'],
+  ['8.34', 'Protection of information systems during audit testing', 'technological'],
+];
