@@ -123,7 +123,10 @@ describe(`an operator finds workspaces and orders with the CLI on ${testDialect}
       found.map((w) => [w.id, w.plan, w.owner.invitation]),
       [[expired.workspaceId, 'pro', 'expired']],
     );
-    assert.equal((await svc('workspaces', 'list', '--email', 'nobody@example.com')).stdout, 'no workspaces\n');
+    assert.equal(
+      (await svc('workspaces', 'list', '--email', 'nobody@example.com')).stdout,
+      'no workspaces\n',
+    );
 
     const shown = await svc('workspaces', 'show', ended.workspaceId);
     assert.equal(shown.code, 0, shown.stderr);
@@ -145,7 +148,14 @@ describe(`an operator finds workspaces and orders with the CLI on ${testDialect}
     assert.deepEqual(
       orderRows.map((row) => row.split(/\s{2,}/)),
       [
-        [pending.id, termEnd(pending.createdAt), 'ucp', 'svc-enterprise-monthly', '1999.00 USD', pending.workspaceId],
+        [
+          pending.id,
+          termEnd(pending.createdAt),
+          'ucp',
+          'svc-enterprise-monthly',
+          '1999.00 USD',
+          pending.workspaceId,
+        ],
         [expired.id, termEnd(expired.createdAt), 'acp', 'svc-pro-annual', '3099.00 USD', expired.workspaceId],
         [ended.id, termEnd(ended.createdAt), 'mpp', 'svc-starter-monthly', '99.00 USD', ended.workspaceId],
       ],
