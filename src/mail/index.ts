@@ -1,5 +1,5 @@
 export type { MailStatus } from './mail.table.ts';
-export { queueMail, SEND_MAIL_JOB, sendMailJob } from './outbox.ts';
+export { type MailLogger, queueMail, SEND_MAIL_JOB, sendMailJob } from './outbox.ts';
 export {
   type OwnerInvitationInput,
   type RenderedMail,
