@@ -155,6 +155,28 @@ describe(`business log lines on ${testDialect}`, () => {
     assert.equal(logs.join('\n').includes(hooks.receiver.url), false, 'the endpoint URL is not logged');
   });
 
+  it('says which invitation email was given up, with its workspace, and nothing of the address', async (t) => {
+    const fixture = await startPurchaseFixture(t, { captureLogs: true });
+    const outcome = await purchase(
+      fixture.runtime.purchases,
+      purchaseRequest(await fixture.mintToken(), { buyer: { email: 'never.reached@example.com' } }),
+    );
+    const order = outcome.kind === 'completed' ? outcome.order : assert.fail(JSON.stringify(outcome));
+    fixture.smtp.refuseNext(100);
+    for (let day = 0; day < 15 && events(fixture.logs, 'mail.failed').length === 0; day++) {
+      await fixture.deliverMail();
+      fixture.clock.advance(DAY_MS);
+    }
+    const [failed] = events(fixture.logs, 'mail.failed');
+    assert.deepEqual(
+      [failed?.level, failed?.msg, failed?.template, failed?.workspaceId],
+      [50, 'email given up', 'owner_invitation', order.workspaceId],
+    );
+    assert.match(String(failed?.reason), /<n\*\*\*@example\.com> busy/);
+    assert.equal(events(fixture.logs, 'mail.attempt_failed').length, 12);
+    assertNoAddressInClear(fixture.logs, ['never.reached@example.com']);
+  });
+
   it('masks addresses to their first letter and domain', () => {
     assert.equal(maskEmail('alice@example.com'), 'a***@example.com');
     assert.equal(
