@@ -7,9 +7,17 @@ import { migrateToLatest } from './db/migrate.ts';
 import type { Db } from './db/schema.ts';
 import { inTransaction } from './db/transaction.ts';
 import { listDevMailbox } from './mail/index.ts';
+import { getOrder, listOrders, type Order } from './purchase/index.ts';
 import { systemClock } from './shared/clock.ts';
 import { newId } from './shared/ids.ts';
-import { getWorkspace, provisionWorkspace } from './workspace/index.ts';
+import {
+  describeWorkspace,
+  getWorkspace,
+  listWorkspaces,
+  provisionWorkspace,
+  type WorkspaceDetails,
+  type WorkspaceSummary,
+} from './workspace/index.ts';
 
 const USAGE = `Usage: npm run svc -- <command> [options]
 
@@ -17,6 +25,12 @@ Commands:
   migrate                                   apply pending database migrations
   workspaces create --email <email> --plan <free|starter|pro|enterprise|msp> [--term month|year] [--name <name>]
                                             create a workspace and email its owner invitation
+  workspaces list [--limit <n>] [--email <email>] [--json]
+                                            workspaces newest first: plan, term end, owner invitation
+  workspaces show <workspace id> [--json]   a workspace's terms, members and invitations
+  orders list [--limit <n>] [--workspace <id>] [--json]
+                                            orders newest first: channel, item, amount, workspace
+  orders show <order id> [--json]           one order with its buyer, payment and term
   mailbox list [--limit <n>]                list the dev mailbox, newest first (development only)
   api-keys create --workspace <id> [--name <name>]
                                             create an API key; it is printed once and never again
@@ -26,7 +40,8 @@ Commands:
                                             create a replacement key; the old one stops working
                                             after the given time (at once by default)
 
-The database is the one the service uses (DATABASE_URL, or SQLite under ./data/).
+The database is the one the service uses (DATABASE_URL, or SQLite under DATA_DIR, ./data/ by default).
+Lists show 20 rows unless --limit says otherwise (at most 1000); --json prints JSON for scripts.
 Emails queued here are sent by the running service's mail worker.`;
 
 class UsageError extends Error {}
@@ -90,6 +105,14 @@ async function run(argv: string[]): Promise<void> {
       console.log(JSON.stringify(workspace, null, 2));
       return;
     }
+    if (group === 'workspaces' && (action === 'list' || action === 'show')) {
+      await lookUpWorkspaces(database.db, action, rest);
+      return;
+    }
+    if (group === 'orders' && (action === 'list' || action === 'show')) {
+      await lookUpOrders(database.db, action, rest);
+      return;
+    }
     if (group === 'api-keys') {
       await apiKeys(database.db, action, rest);
       return;
@@ -111,6 +134,158 @@ async function run(argv: string[]): Promise<void> {
   } finally {
     await database.close();
   }
+}
+
+const LOOKUP_OPTIONS = {
+  limit: { type: 'string' },
+  email: { type: 'string' },
+  workspace: { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
+
+function parseLimit(value: string | undefined): number {
+  if (value === undefined) return 20;
+  const limit = Number(value);
+  if (!/^\d{1,4}$/.test(value) || limit < 1 || limit > 1000)
+    throw new UsageError('--limit must be a whole number from 1 to 1000');
+  return limit;
+}
+
+function timestamp(date: Date | null): string {
+  return date ? date.toISOString().replace(/\.\d{3}Z$/, 'Z') : '-';
+}
+
+function money(amount: number, currency: string): string {
+  return `${(amount / 100).toFixed(2)} ${currency.toUpperCase()}`;
+}
+
+/** Columns padded to their widest cell, the header first. */
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  return [header, ...rows]
+    .map((row) =>
+      row
+        .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+async function lookUpWorkspaces(db: Db, action: 'list' | 'show', args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: LOOKUP_OPTIONS });
+  const now = systemClock.now();
+  if (action === 'list') {
+    const workspaces = await listWorkspaces(db, now, {
+      limit: parseLimit(values.limit),
+      email: values.email,
+    });
+    if (values.json) console.log(JSON.stringify(workspaces, null, 2));
+    else console.log(workspaces.length ? workspacesTable(workspaces) : 'no workspaces');
+    return;
+  }
+  const workspaceId = positionals[0];
+  if (!workspaceId) throw new UsageError('workspaces show needs a workspace id');
+  const workspace = await describeWorkspace(db, now, workspaceId);
+  if (!workspace) throw new UsageError(`no workspace ${workspaceId}`);
+  console.log(values.json ? JSON.stringify(workspace, null, 2) : workspaceReport(workspace));
+}
+
+function workspacesTable(workspaces: WorkspaceSummary[]): string {
+  return table(
+    ['ID', 'NAME', 'PLAN', 'TERM ENDS', 'OWNER', 'INVITATION', 'CREATED'],
+    workspaces.map((w) => [
+      w.id,
+      w.name,
+      w.plan,
+      timestamp(w.termEndsAt),
+      w.owner?.email ?? '-',
+      w.owner?.invitation ?? '-',
+      timestamp(w.createdAt),
+    ]),
+  );
+}
+
+function workspaceReport(w: WorkspaceDetails): string {
+  const terms = w.terms.map((t) => [
+    t.plan,
+    t.term,
+    timestamp(t.startsAt),
+    timestamp(t.endsAt),
+    t.endedAt ? `ended ${timestamp(t.endedAt)}` : 'in force',
+    t.channel,
+    t.orderId,
+  ]);
+  const members = w.members.map((m) => [m.email, m.role, timestamp(m.joinedAt)]);
+  const invitations = w.invitations.map((i) => [
+    i.id,
+    i.email,
+    i.role,
+    i.state,
+    timestamp(i.createdAt),
+    timestamp(i.expiresAt),
+  ]);
+  return [
+    `workspace  ${w.id}`,
+    `name       ${w.name}`,
+    `plan       ${w.plan}`,
+    `created    ${timestamp(w.createdAt)}`,
+    '',
+    terms.length
+      ? table(['TERM PLAN', 'LENGTH', 'STARTS', 'ENDS', 'STATE', 'CHANNEL', 'ORDER'], terms)
+      : 'no terms (Free)',
+    '',
+    members.length ? table(['MEMBER', 'ROLE', 'JOINED'], members) : 'no members yet',
+    '',
+    invitations.length
+      ? table(['INVITATION', 'EMAIL', 'ROLE', 'STATE', 'SENT', 'EXPIRES'], invitations)
+      : 'no invitations',
+  ].join('\n');
+}
+
+async function lookUpOrders(db: Db, action: 'list' | 'show', args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: LOOKUP_OPTIONS });
+  if (action === 'list') {
+    const orders = await listOrders(db, { limit: parseLimit(values.limit), workspaceId: values.workspace });
+    if (values.json) console.log(JSON.stringify(orders, null, 2));
+    else console.log(orders.length ? ordersTable(orders) : 'no orders');
+    return;
+  }
+  const orderId = positionals[0];
+  if (!orderId) throw new UsageError('orders show needs an order id');
+  const order = await getOrder(db, orderId);
+  if (!order) throw new UsageError(`no order ${orderId}`);
+  console.log(values.json ? JSON.stringify(order, null, 2) : orderReport(order));
+}
+
+function ordersTable(orders: Order[]): string {
+  return table(
+    ['ID', 'CREATED', 'CHANNEL', 'ITEM', 'AMOUNT', 'WORKSPACE'],
+    orders.map((o) => [
+      o.id,
+      timestamp(o.createdAt),
+      o.channel,
+      o.itemId,
+      money(o.amount, o.currency),
+      o.workspaceId,
+    ]),
+  );
+}
+
+function orderReport(o: Order): string {
+  return [
+    `order           ${o.id}`,
+    `created         ${timestamp(o.createdAt)}`,
+    `channel         ${o.channel}`,
+    `item            ${o.itemId} (${o.plan}, one ${o.term})`,
+    `amount          ${money(o.amount, o.currency)}`,
+    `buyer           ${o.buyerEmail}`,
+    `payment intent  ${o.paymentIntentId}`,
+    `workspace       ${o.workspaceId}`,
+    `term            ${timestamp(o.termStartsAt)} to ${timestamp(o.termEndsAt)}`,
+  ].join('\n');
 }
 
 function describeKey(key: ApiKeyInfo): string {

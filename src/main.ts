@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { loggerOptions } from './http/logging.ts';
-import { type RunningPspSandbox, startPspSandbox } from './psp/index.ts';
+import { type RunningPspSandbox, sandboxDataFile, startPspSandbox } from './psp/index.ts';
 import { createRuntime, paymentProviderFor, type Runtime } from './runtime.ts';
 
 function banner(
@@ -33,7 +33,11 @@ async function start(config: Config): Promise<void> {
   const started = performance.now();
   const sandbox =
     config.psp.kind === 'sandbox'
-      ? await startPspSandbox({ port: config.psp.port, secretKey: config.psp.secretKey })
+      ? await startPspSandbox({
+          port: config.psp.port,
+          secretKey: config.psp.secretKey,
+          dataFile: sandboxDataFile(config.dataDir),
+        })
       : undefined;
   const runtime = await createRuntime(config, {
     logger: loggerOptions(config.logLevel),

@@ -114,6 +114,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         clock,
         transport: mailTransport,
         from: config.mailFrom,
+        logger: app.log,
       }),
       [DELIVER_WEBHOOK_JOB]: deliverWebhookJob({
         db: database.db,
@@ -122,6 +123,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         timeoutMs: options.webhooks?.timeoutMs ?? DELIVERY_TIMEOUT_MS,
         baseUrl: config.baseUrl,
         findOwner: findWorkspaceOwner,
+        logger: app.log,
       }),
     },
     sweeps: [
@@ -143,9 +145,18 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         name: 'workspace.end-elapsed-terms',
         intervalMs: MINUTE_MS,
         run: async () => {
-          const ended = await endElapsedTerms(database.db, clock);
-          if (ended.length > 0)
-            app.log.info({ count: ended.length }, 'terms ended; workspaces moved to Free');
+          for (const term of await endElapsedTerms(database.db, clock)) {
+            app.log.info(
+              {
+                event: 'term.ended',
+                workspaceId: term.workspaceId,
+                orderId: term.orderId,
+                plan: term.plan,
+                planNow: term.planNow,
+              },
+              'term ended',
+            );
+          }
         },
       },
       {

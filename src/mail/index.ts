@@ -1,6 +1,6 @@
 export { registerDevMailboxRoutes } from './dev-mailbox.routes.ts';
 export type { MailStatus } from './mail.table.ts';
-export { queueMail, SEND_MAIL_JOB, sendMailJob } from './outbox.ts';
+export { type MailLogger, queueMail, SEND_MAIL_JOB, sendMailJob } from './outbox.ts';
 export {
   type OwnerInvitationInput,
   type RenderedMail,

@@ -2,13 +2,35 @@ import type { Db, Tx } from '../db/schema.ts';
 import { enqueueJob, type JobDefinition } from '../jobs/index.ts';
 import type { Clock } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
+import { maskEmailsIn } from '../shared/redact.ts';
 import type { RenderedMail } from './templates.ts';
 import type { MailTransport } from './transport.ts';
 
 export const SEND_MAIL_JOB = 'mail.send';
 
-/** Queues an email inside the caller's transaction: it is sent if and only if the change commits. */
-export async function queueMail(trx: Tx, clock: Clock, to: string, mail: RenderedMail): Promise<string> {
+/** What the send job needs besides the message: the workspace it concerns, for the log lines. */
+interface SendMailPayload {
+  messageId: string;
+  workspaceId?: string;
+}
+
+export interface MailLogger {
+  info(object: object, message: string): void;
+  warn(object: object, message: string): void;
+  error(object: object, message: string): void;
+}
+
+/**
+ * Queues an email inside the caller's transaction: it is sent if and only if the change commits.
+ * `about.workspaceId` names the workspace in the log lines of its sending.
+ */
+export async function queueMail(
+  trx: Tx,
+  clock: Clock,
+  to: string,
+  mail: RenderedMail,
+  about: { workspaceId?: string } = {},
+): Promise<string> {
   const now = clock.now();
   const id = newId('mail', now);
   await trx
@@ -29,7 +51,7 @@ export async function queueMail(trx: Tx, clock: Clock, to: string, mail: Rendere
     .execute();
   await enqueueJob(trx, now, {
     kind: SEND_MAIL_JOB,
-    payload: { messageId: id },
+    payload: { messageId: id, workspaceId: about.workspaceId } satisfies SendMailPayload,
     maxAttempts: 12,
     dedupeKey: `mail:${id}`,
   });
@@ -38,17 +60,19 @@ export async function queueMail(trx: Tx, clock: Clock, to: string, mail: Rendere
 
 /**
  * Delivers one queued message. Delivery is at least once: a crash after the SMTP server accepted
- * the message but before it is marked sent resends it on the next attempt.
+ * the message but before it is marked sent resends it on the next attempt. Log lines and the
+ * error handed to the job runner carry addresses only masked; the message row keeps the reason.
  */
 export function sendMailJob(deps: {
   db: Db;
   clock: Clock;
   transport: MailTransport;
   from: string;
+  logger: MailLogger;
 }): JobDefinition {
   return {
-    async run(payload) {
-      const { messageId } = payload as { messageId: string };
+    async run(payload, { attempt }) {
+      const { messageId, workspaceId } = payload as SendMailPayload;
       const message = await deps.db
         .selectFrom('mail_messages')
         .selectAll()
@@ -77,6 +101,10 @@ export function sendMailJob(deps: {
           })
           .where('id', '=', messageId)
           .execute();
+        deps.logger.info(
+          { event: 'mail.sent', messageId, template: message.template, workspaceId, transportMessageId },
+          'email sent',
+        );
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
         await deps.db
@@ -84,16 +112,39 @@ export function sendMailJob(deps: {
           .set({ last_error: reason.slice(0, 2000) })
           .where('id', '=', messageId)
           .execute();
-        throw error;
+        const masked = maskEmailsIn(reason).slice(0, 500);
+        deps.logger.warn(
+          {
+            event: 'mail.attempt_failed',
+            messageId,
+            template: message.template,
+            workspaceId,
+            attempt,
+            reason: masked,
+          },
+          'sending an email failed; will retry',
+        );
+        throw new Error(masked);
       }
     },
-    async onParked(payload) {
-      const { messageId } = payload as { messageId: string };
-      await deps.db
+    async onParked(payload, lastError) {
+      const { messageId, workspaceId } = payload as SendMailPayload;
+      const message = await deps.db
         .updateTable('mail_messages')
         .set({ status: 'failed' })
         .where('id', '=', messageId)
-        .execute();
+        .returning('template')
+        .executeTakeFirst();
+      deps.logger.error(
+        {
+          event: 'mail.failed',
+          messageId,
+          template: message?.template,
+          workspaceId,
+          reason: maskEmailsIn(lastError),
+        },
+        'email given up',
+      );
     },
   };
 }

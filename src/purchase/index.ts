@@ -5,6 +5,7 @@ export {
   noFailpoints,
   SimulatedCrash,
 } from './failpoints.ts';
+export { listOrders } from './orders.ts';
 export {
   type Buyer,
   getOrder,

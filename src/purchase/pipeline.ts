@@ -19,7 +19,9 @@ import {
 } from './attempts.ts';
 import { type Failpoints, noFailpoints, SimulatedCrash } from './failpoints.ts';
 
+/** Business lines carry `event` (see docs/operations.md); buyers' addresses never appear. */
 export interface PurchaseLogger {
+  info(object: object, message: string): void;
   warn(object: object, message: string): void;
   error(object: object, message: string): void;
 }
@@ -233,6 +235,7 @@ async function charge(deps: PurchaseDeps, attempt: Attempt, token: string): Prom
         decline_message: outcome.message,
         token: null,
       });
+      logDecline(deps, attempt, outcome.declineCode);
       return { kind: 'declined', code: outcome.declineCode, message: outcome.message };
     case 'requires_action': {
       const message = 'The card requires 3-D Secure authentication, which this checkout cannot perform.';
@@ -242,19 +245,25 @@ async function charge(deps: PurchaseDeps, attempt: Attempt, token: string): Prom
         decline_message: message,
         token: null,
       });
+      logDecline(deps, attempt, 'requires_3ds');
       return { kind: 'declined', code: 'requires_3ds', message };
     }
     case 'failed':
       if (outcome.retryable) {
         deps.logger.warn(
-          { attemptId: attempt.id, reason: outcome.reason },
+          {
+            event: 'payment.unknown',
+            attemptId: attempt.id,
+            orderId: attempt.order_id,
+            reason: outcome.reason,
+          },
           'charge outcome unknown; will retry',
         );
         await updatePendingAttempt(deps.db, attempt.id, at, { last_error: outcome.reason });
         return { kind: 'payment_unknown', retryAfterSeconds: 2 };
       }
       deps.logger.error(
-        { attemptId: attempt.id, reason: outcome.reason },
+        { event: 'payment.failed', attemptId: attempt.id, orderId: attempt.order_id, reason: outcome.reason },
         'payment provider refused the request',
       );
       await updatePendingAttempt(deps.db, attempt.id, at, {
@@ -269,10 +278,11 @@ async function charge(deps: PurchaseDeps, attempt: Attempt, token: string): Prom
 /** Order, workspace, invitation and email in one transaction; idempotent on the attempt. */
 async function provision(deps: PurchaseDeps, attempt: Attempt): Promise<PurchaseOutcome> {
   const { db, clock } = deps;
+  let provisioned: { workspaceId: string } | undefined;
   try {
-    await inTransaction(db, async (trx) => {
+    provisioned = await inTransaction(db, async (trx) => {
       const now = clock.now().getTime();
-      if (!(await claimProvisioning(trx, attempt.id, now))) return;
+      if (!(await claimProvisioning(trx, attempt.id, now))) return undefined;
       if (attempt.payment_intent_id === null || attempt.charged_at === null) {
         throw new Error(`charged attempt ${attempt.id} has no payment intent`);
       }
@@ -310,14 +320,31 @@ async function provision(deps: PurchaseDeps, attempt: Attempt): Promise<Purchase
         created_at: now,
       });
       await failpoints(deps).hit('before_provisioning_commit');
+      return { workspaceId: workspace.id };
     });
   } catch (error) {
     if (error instanceof SimulatedCrash) throw error;
     deps.logger.error(
-      { err: error, attemptId: attempt.id },
+      { event: 'purchase.setup_pending', err: error, attemptId: attempt.id, orderId: attempt.order_id },
       'provisioning failed after the charge; will retry',
     );
     return { kind: 'setup_pending', retryAfterSeconds: 2 };
+  }
+  if (provisioned) {
+    deps.logger.info(
+      {
+        event: 'order.completed',
+        orderId: attempt.order_id,
+        workspaceId: provisioned.workspaceId,
+        channel: attempt.channel,
+        itemId: attempt.item_id,
+        amount: attempt.amount,
+        currency: attempt.currency,
+        attemptId: attempt.id,
+        paymentIntentId: attempt.payment_intent_id,
+      },
+      'order completed',
+    );
   }
   await failpoints(deps).hit('after_provisioning');
   const current = await findAttempt(db, attempt.id);
@@ -351,6 +378,22 @@ export function toOrder(row: OrderRow): Order {
     termEndsAt: new Date(row.term_ends_at),
     createdAt: new Date(row.created_at),
   };
+}
+
+function logDecline(deps: PurchaseDeps, attempt: Attempt, code: string): void {
+  deps.logger.info(
+    {
+      event: 'payment.declined',
+      code,
+      attemptId: attempt.id,
+      orderId: attempt.order_id,
+      channel: attempt.channel,
+      itemId: attempt.item_id,
+      amount: attempt.amount,
+      currency: attempt.currency,
+    },
+    'payment declined',
+  );
 }
 
 function workspaceName(attempt: Attempt): string {

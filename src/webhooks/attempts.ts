@@ -35,7 +35,8 @@ function judge(record: AttemptRecord, now: Date): Verdict {
 
 /**
  * Records one attempt, moves the delivery on (finished, or its next attempt queued as a job at
- * its time) and keeps the subscription's health, in one transaction.
+ * its time) and keeps the subscription's health, in one transaction; once it commits, a failed
+ * attempt and a disabled subscription are logged (ids, status and error, never the URL).
  */
 export async function recordAttempt(
   deps: DeliveryDeps,
@@ -44,18 +45,40 @@ export async function recordAttempt(
 ): Promise<void> {
   const now = deps.clock.now();
   const verdict = judge(record, now);
-  await inTransaction(deps.db, async (trx) => {
-    if (!(await saveAttempt(trx, due.id, record, verdict, now))) return;
+  const outcome = await inTransaction(deps.db, async (trx) => {
+    if (!(await saveAttempt(trx, due.id, record, verdict, now))) return { recorded: false } as const;
     await keepHealth(trx, due.subscriptionId, verdict.status === 'succeeded', record.startedAt, now);
+    let disabled: Exclude<DisabledReason, 'user'> | undefined;
     if (verdict.nextAt !== null) {
       const next = { deliveryId: due.id, attempt: record.attempt + 1 };
       await queueAttempt(trx, now, next, new Date(verdict.nextAt));
     } else if (verdict.gone) {
-      await disableSubscription(deps, trx, due, 'gone', record.result);
+      if (await disableSubscription(deps, trx, due, 'gone', record.result)) disabled = 'gone';
     } else if (verdict.status === 'failed' && (await failedThroughout(trx, due))) {
-      await disableSubscription(deps, trx, due, 'failing', record.result);
+      if (await disableSubscription(deps, trx, due, 'failing', record.result)) disabled = 'failing';
     }
+    return { recorded: true, disabled } as const;
   });
+  if (!outcome.recorded || verdict.status === 'succeeded') return;
+  const ids = { subscriptionId: due.subscriptionId, workspaceId: due.workspaceId, deliveryId: due.id };
+  deps.logger.warn(
+    {
+      event: 'webhook.attempt_failed',
+      ...ids,
+      eventId: due.eventId,
+      attempt: record.attempt,
+      status: record.result.statusCode,
+      error: record.result.error?.slice(0, 200) ?? null,
+      nextAttemptAt: verdict.nextAt === null ? null : new Date(verdict.nextAt).toISOString(),
+    },
+    'webhook delivery attempt failed',
+  );
+  if (outcome.disabled) {
+    deps.logger.warn(
+      { event: 'webhook.disabled', ...ids, reason: outcome.disabled },
+      'webhook subscription disabled',
+    );
+  }
 }
 
 /**
@@ -150,14 +173,17 @@ async function failedThroughout(trx: Tx, due: DueDelivery): Promise<boolean> {
   );
 }
 
-/** Disables the subscription (once) and, in the same transaction, queues the email to the owner. */
+/**
+ * Disables the subscription (once) and, in the same transaction, queues the email to the owner;
+ * false when it was disabled already.
+ */
 async function disableSubscription(
   deps: DeliveryDeps,
   trx: Tx,
   due: DueDelivery,
   reason: Exclude<DisabledReason, 'user'>,
   result: OutboundResult,
-): Promise<void> {
+): Promise<boolean> {
   const now = deps.clock.now();
   const disabled = await trx
     .updateTable('webhook_subscriptions')
@@ -165,9 +191,9 @@ async function disableSubscription(
     .where('id', '=', due.subscriptionId)
     .where('status', '=', 'enabled')
     .executeTakeFirst();
-  if (disabled.numUpdatedRows === 0n) return;
+  if (disabled.numUpdatedRows === 0n) return false;
   const owner = await deps.findOwner(trx, due.workspaceId);
-  if (!owner) return;
+  if (!owner) return true;
   const lastFailure = result.error ?? `HTTP ${result.statusCode}`;
   const mail = renderWebhookDisabled({
     workspaceName: owner.workspaceName,
@@ -177,5 +203,6 @@ async function disableSubscription(
     lastFailure,
     manageUrl: `${deps.baseUrl}/api/v1/hooks/${due.subscriptionId}`,
   });
-  await queueMail(trx, deps.clock, owner.email, mail);
+  await queueMail(trx, deps.clock, owner.email, mail, { workspaceId: due.workspaceId });
+  return true;
 }

@@ -31,6 +31,7 @@ export interface DeliveryDeps {
   timeoutMs: number;
   /** For the links in the email that tells the owner a subscription was disabled. */
   baseUrl: string;
+  logger: { warn(object: object, message: string): void };
   /** Whom to tell when a subscription is disabled (the workspace module knows). */
   findOwner(db: Db, workspaceId: string): Promise<{ email: string; workspaceName: string } | undefined>;
 }

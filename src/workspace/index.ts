@@ -1,3 +1,12 @@
+export {
+  describeWorkspace,
+  type InvitationRecord,
+  type InvitationState,
+  listWorkspaces,
+  type TermRecord,
+  type WorkspaceDetails,
+  type WorkspaceSummary,
+} from './directory.ts';
 export { findWorkspaceOwner, type WorkspaceOwner } from './owner.ts';
 export {
   type EndedTerm,

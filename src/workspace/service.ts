@@ -140,7 +140,7 @@ async function inviteOwner(
     acceptUrl: `${ctx.baseUrl}/invitations/${token}`,
     expiresAt,
   });
-  await queueMail(trx, ctx.clock, input.ownerEmail, mail);
+  await queueMail(trx, ctx.clock, input.ownerEmail, mail, { workspaceId });
 }
 
 type TermRow = {
@@ -197,6 +197,10 @@ export async function findWorkspaceByOrder(db: Db, orderId: string): Promise<Wor
 export interface EndedTerm {
   workspaceId: string;
   orderId: string;
+  /** The plan of the term that ended. */
+  plan: PlanId;
+  /** The workspace's plan now: Free, unless another term is still in force. */
+  planNow: PlanId;
   endedAt: Date;
 }
 
@@ -220,23 +224,30 @@ export async function endElapsedTerms(db: Db, clock: Clock, batchSize = 100): Pr
       .execute();
     if (due.length === 0) return ended;
     for (const term of due) {
-      const closed = await db.transaction().execute((trx) => closeTerm(trx, clock, term, now));
-      if (closed)
-        ended.push({ workspaceId: term.workspace_id, orderId: term.order_id, endedAt: new Date(now) });
+      const planNow = await db.transaction().execute((trx) => closeTerm(trx, clock, term, now));
+      if (planNow)
+        ended.push({
+          workspaceId: term.workspace_id,
+          orderId: term.order_id,
+          plan: term.plan,
+          planNow,
+          endedAt: new Date(now),
+        });
     }
   }
 }
 
 /**
  * Closes one term with a conditional update (concurrent instances close it once) and, when no
- * other term is open, moves the workspace to Free; each change publishes its event.
+ * other term is open, moves the workspace to Free; each change publishes its event. Answers the
+ * workspace's plan afterwards, or false when another instance closed the term first.
  */
 async function closeTerm(
   trx: Tx,
   clock: Clock,
   term: TermRow & { id: string; workspace_id: string },
   now: number,
-): Promise<boolean> {
+): Promise<PlanId | false> {
   const result = await trx
     .updateTable('workspace_terms')
     .set({ ended_at: now })
@@ -263,13 +274,12 @@ async function closeTerm(
     .where('workspace_id', '=', workspaceId)
     .where('ended_at', 'is', null)
     .executeTakeFirst();
-  if (stillOpen) return true;
   const workspace = await trx
     .selectFrom('workspaces')
     .select('plan')
     .where('id', '=', workspaceId)
     .executeTakeFirstOrThrow();
-  if (workspace.plan === 'free') return true;
+  if (stillOpen || workspace.plan === 'free') return workspace.plan;
   await trx
     .updateTable('workspaces')
     .set({ plan: 'free', updated_at: now })
@@ -280,5 +290,5 @@ async function closeTerm(
     type: 'workspace.plan_changed',
     data: { previous_plan: workspace.plan, plan: 'free', reason: 'term_ended' },
   });
-  return true;
+  return 'free';
 }

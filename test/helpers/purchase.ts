@@ -9,6 +9,7 @@ import { type RunningPspSandbox, startPspSandbox } from '../../src/psp/sandbox/m
 import type { Failpoints, PurchaseRequest } from '../../src/purchase/index.ts';
 import { createRuntime, type Runtime } from '../../src/runtime.ts';
 import { ManualClock } from '../../src/shared/clock.ts';
+import type { TestDatabase } from './database.ts';
 import { startTestRuntime, type TestRuntime } from './runtime.ts';
 import { startTestSmtpServer, type TestSmtpServer } from './smtp.ts';
 
@@ -49,7 +50,13 @@ export interface MintOptions {
  */
 export async function startPurchaseFixture(
   t: TestContext,
-  options: { failpoints?: Failpoints; maxNetworkRetries?: number; captureLogs?: boolean } = {},
+  options: {
+    failpoints?: Failpoints;
+    maxNetworkRetries?: number;
+    captureLogs?: boolean;
+    /** A database of the test's own (e.g. a shared one a child process opens too). */
+    database?: TestDatabase;
+  } = {},
 ): Promise<PurchaseFixture> {
   const logs: string[] = [];
   const sink = new Writable({
@@ -73,6 +80,7 @@ export async function startPurchaseFixture(
       maxNetworkRetries: options.maxNetworkRetries ?? 2,
     }),
     failpoints: options.failpoints,
+    database: options.database,
     logger: options.captureLogs ? pino(loggerOptions('trace'), sink) : undefined,
   });
 

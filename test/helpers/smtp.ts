@@ -18,12 +18,16 @@ export async function startTestSmtpServer(): Promise<TestSmtpServer> {
     authOptional: true,
     disabledCommands: ['STARTTLS'],
     logger: false,
-    onData(stream, _session, callback) {
+    onData(stream, session, callback) {
       if (refusals > 0) {
         refusals--;
         stream.resume();
         stream.on('end', () => {
-          const error = new Error('Mailbox busy, try again later') as Error & { responseCode: number };
+          // Servers often name the recipient in a refusal; the service must not log it in clear.
+          const recipient = session.envelope.rcptTo[0]?.address ?? '';
+          const error = new Error(`Mailbox <${recipient}> busy, try again later`) as Error & {
+            responseCode: number;
+          };
           error.responseCode = 451;
           callback(error);
         });

@@ -1,6 +1,7 @@
 import type { TestContext } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import type { MailTransport } from '../../src/mail/index.ts';
+import type { RuntimeOptions } from '../../src/runtime.ts';
 import type { ManualClock } from '../../src/shared/clock.ts';
 import { type ApiFixture, startApiFixture } from '../helpers/api.ts';
 import type { TestDatabase } from '../helpers/database.ts';
@@ -24,6 +25,7 @@ export interface WebhookFixtureOptions {
   /** Loopback targets are allowed (development setting) unless this is false. */
   allowLoopback?: boolean;
   timeoutMs?: number;
+  logger?: RuntimeOptions['logger'];
 }
 
 /** A service with loopback webhook targets allowed, a receiver, and a resolver the test controls. */
@@ -37,6 +39,7 @@ export async function startWebhookFixture(
     clock: options.clock,
     database: options.database,
     mailTransport: options.mailTransport,
+    logger: options.logger,
     webhooks: {
       timeoutMs: options.timeoutMs,
       resolveHost: async (hostname) => {

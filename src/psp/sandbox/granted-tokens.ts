@@ -44,7 +44,7 @@ export function registerGrantedTokenRoutes(app: FastifyInstance, state: SandboxS
   );
   app.post<{ Params: IdParams }>(
     '/v1/test_helpers/shared_payment/granted_tokens/:id/revoke',
-    async (request) => revokeGrantedToken(requireGrantedToken(state, request.params.id), state.nowSeconds()),
+    async (request) => revokeGrantedToken(requireGrantedToken(state, request.params.id), state),
   );
   app.get<{ Params: IdParams }>(
     '/v1/shared_payment/granted_tokens/:id',
@@ -100,16 +100,17 @@ function createGrantedToken(params: Params, state: SandboxState): GrantedToken {
     usage_details: { amount_captured: { currency, value: 0 } },
     usage_limits: { currency, max_amount: maxAmount, expires_at: expiresAt ?? null },
   };
-  state.saveGrantedToken({ token, testPaymentMethod });
+  state.saveGrantedToken({ token, testPaymentMethodId: paymentMethodId, testPaymentMethod });
   return token;
 }
 
 /** Revoking an already deactivated token leaves its original reason in place. */
-function revokeGrantedToken(record: GrantedTokenRecord, nowSeconds: number): GrantedToken {
+function revokeGrantedToken(record: GrantedTokenRecord, state: SandboxState): GrantedToken {
   const { token } = record;
   if (token.deactivated_reason === null) {
     token.deactivated_reason = 'revoked';
-    token.deactivated_at = nowSeconds;
+    token.deactivated_at = state.nowSeconds();
+    state.saveGrantedToken(record);
   }
   return token;
 }
@@ -155,8 +156,10 @@ function deactivatedTokenError(token: GrantedToken, reason: DeactivatedReason, p
 }
 
 /** SPTs are single use: any successful charge deactivates the token, even below max_amount. */
-export function consumeToken(token: GrantedToken, amount: number, nowSeconds: number): void {
+export function consumeToken(state: SandboxState, record: GrantedTokenRecord, amount: number): void {
+  const { token } = record;
   token.usage_details.amount_captured.value += amount;
   token.deactivated_reason = 'consumed';
-  token.deactivated_at = nowSeconds;
+  token.deactivated_at = state.nowSeconds();
+  state.saveGrantedToken(record);
 }

@@ -1,4 +1,5 @@
 import { ApiError, invalidRequest } from './errors.ts';
+import type { SandboxState } from './state.ts';
 
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 const RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -21,56 +22,54 @@ export type IdempotencyDecision =
   | { readonly kind: 'replay'; readonly response: StoredResponse }
   | { readonly kind: 'reject'; readonly error: ApiError };
 
-interface Entry {
-  readonly request: IdempotentRequest;
-  readonly startedAtMs: number;
-  response?: StoredResponse;
-}
-
 /**
  * Stripe's v1 idempotency layer: the first request with a key reserves it; once its response is
  * stored, identical requests get that response replayed; anything else with the key is refused.
+ * Stored responses live in the sandbox state (kept across restarts with it); a reservation lives
+ * only as long as its request, in this process.
  */
 export class IdempotencyStore {
-  readonly #entries = new Map<string, Entry>();
-  readonly #now: () => Date;
+  readonly #reserved = new Map<string, IdempotentRequest & { startedAtMs: number }>();
+  readonly #state: SandboxState;
 
-  constructor(now: () => Date) {
-    this.#now = now;
+  constructor(state: SandboxState) {
+    this.#state = state;
   }
 
   begin(key: string, request: IdempotentRequest): IdempotencyDecision {
     if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) return reject(keyTooLong(key));
-    const entry = this.#retainedEntry(key);
-    if (!entry) {
-      this.#entries.set(key, { request, startedAtMs: this.#now().getTime() });
+    if (this.#reserved.has(key)) return reject(keyInUse(key));
+    const kept = this.#retainedResponse(key);
+    if (!kept) {
+      this.#reserved.set(key, { ...request, startedAtMs: this.#state.nowMs() });
       return { kind: 'execute' };
     }
-    if (!entry.response) return reject(keyInUse(key));
-    if (entry.request.method !== request.method || entry.request.path !== request.path) {
-      return reject(endpointMismatch(key, entry.request.path, request.path));
+    if (kept.method !== request.method || kept.path !== request.path) {
+      return reject(endpointMismatch(key, kept.path, request.path));
     }
-    if (entry.request.fingerprint !== request.fingerprint) return reject(parametersMismatch(key));
-    return { kind: 'replay', response: entry.response };
+    if (kept.fingerprint !== request.fingerprint) return reject(parametersMismatch(key));
+    return { kind: 'replay', response: { status: kept.status, payload: kept.payload } };
   }
 
   complete(key: string, response: StoredResponse): void {
-    const entry = this.#entries.get(key);
-    if (entry) entry.response = response;
+    const request = this.#reserved.get(key);
+    if (!request) return;
+    this.#reserved.delete(key);
+    this.#state.keepResponse(key, { ...request, ...response });
   }
 
   /** Forgets a reservation whose request had no effect, so the key can be retried. */
   release(key: string): void {
-    this.#entries.delete(key);
+    this.#reserved.delete(key);
   }
 
-  #retainedEntry(key: string): Entry | undefined {
-    const entry = this.#entries.get(key);
-    if (entry?.response && this.#now().getTime() - entry.startedAtMs >= RETENTION_MS) {
-      this.#entries.delete(key);
+  #retainedResponse(key: string) {
+    const kept = this.#state.keptResponse(key);
+    if (kept && this.#state.nowMs() - kept.startedAtMs >= RETENTION_MS) {
+      this.#state.forgetResponse(key);
       return undefined;
     }
-    return entry;
+    return kept;
   }
 }
 

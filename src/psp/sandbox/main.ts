@@ -1,4 +1,6 @@
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../../config.ts';
 import type { SandboxFaults } from './faults.ts';
 import { buildPspSandbox, DEFAULT_SECRET_KEY, type PspSandboxOptions } from './server.ts';
 import type { SandboxState } from './state.ts';
@@ -21,6 +23,11 @@ export interface RunningPspSandbox {
   close(): Promise<void>;
 }
 
+/** Where the sandbox keeps its state for `npm start` and `npm run psp-sandbox`: beside the service's data. */
+export function sandboxDataFile(dataDir: string): string {
+  return path.join(dataDir, 'psp-sandbox.sqlite');
+}
+
 /** Starts the sandbox in-process (for the main service and tests). */
 export async function startPspSandbox(options: StartPspSandboxOptions = {}): Promise<RunningPspSandbox> {
   const { app, state, faults } = buildPspSandbox(options);
@@ -41,12 +48,22 @@ function portFromEnvironment(value: string | undefined): number {
 }
 
 async function runStandalone(): Promise<void> {
+  let dataDir: string;
+  try {
+    dataDir = loadConfig().dataDir;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(error.message);
+    process.exit(78);
+  }
+  const dataFile = sandboxDataFile(dataDir);
   const sandbox = await startPspSandbox({
     host: DEFAULT_HOST,
     port: portFromEnvironment(process.env.PSP_SANDBOX_PORT),
     secretKey: process.env.PSP_SANDBOX_SECRET_KEY || DEFAULT_SECRET_KEY,
+    dataFile,
   });
-  console.log(`PSP sandbox (Stripe SPT emulator) listening on ${sandbox.url}`);
+  console.log(`PSP sandbox (Stripe SPT emulator) listening on ${sandbox.url}, state in ${dataFile}`);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => void sandbox.close());
   }

@@ -5,7 +5,6 @@ import {
   type Params,
   readBoolean,
   readEnum,
-  readInteger,
   readObject,
   readString,
   readStringMap,
@@ -14,6 +13,7 @@ import {
 } from './form.ts';
 import { consumeToken, MAX_AMOUNT, requireUsableToken, type TokenReference } from './granted-tokens.ts';
 import { randomId } from './ids.ts';
+import { type ListPage, pageList } from './list.ts';
 import type { GrantedTokenRecord, SandboxState } from './state.ts';
 import type { ChargeOutcome } from './test-cards.ts';
 import type { AutomaticPaymentMethods, LastPaymentError, PaymentIntent, PaymentMethod } from './types.ts';
@@ -21,8 +21,6 @@ import type { AutomaticPaymentMethods, LastPaymentError, PaymentIntent, PaymentM
 export const PAYMENT_INTENTS_PATH = '/v1/payment_intents';
 const NESTED_TOKEN_PARAM = 'payment_method_data[shared_payment_granted_token]';
 const TOP_LEVEL_TOKEN_PARAM = 'shared_payment_granted_token';
-const LIST_LIMIT = { min: 1, max: 100 } as const;
-const DEFAULT_LIST_LIMIT = 10;
 
 type Decline = Extract<ChargeOutcome, { kind: 'decline' }>;
 
@@ -161,7 +159,7 @@ function approve(
     latest_charge: randomId('ch'),
     payment_method: paymentMethod.id,
   });
-  consumeToken(record.token, request.amount, intent.created);
+  consumeToken(state, record, request.amount);
   return saved(state, intent);
 }
 
@@ -255,13 +253,14 @@ function saved(state: SandboxState, intent: PaymentIntent): PaymentIntent {
   return intent;
 }
 
-function listPaymentIntents(state: SandboxState, query: Params) {
-  const limit = readInteger(query.limit, 'limit', LIST_LIMIT) ?? DEFAULT_LIST_LIMIT;
-  const intents = state.listPaymentIntents();
-  return {
-    object: 'list',
-    url: PAYMENT_INTENTS_PATH,
-    data: intents.slice(0, limit),
-    has_more: intents.length > limit,
-  };
+function listPaymentIntents(state: SandboxState, query: Params): ListPage<PaymentIntent> {
+  return pageList(
+    {
+      resource: 'payment_intent',
+      url: PAYMENT_INTENTS_PATH,
+      position: (id) => state.paymentIntentPosition(id),
+      seek: (seek) => state.seekPaymentIntents(seek),
+    },
+    query,
+  );
 }

@@ -17,6 +17,8 @@ export interface PspSandboxOptions {
   readonly secretKey?: string | undefined;
   readonly now?: (() => Date) | undefined;
   readonly logger?: boolean | undefined;
+  /** The SQLite file that keeps tokens, charges and idempotency records; in memory when absent. */
+  readonly dataFile?: string | undefined;
 }
 
 export interface PspSandbox {
@@ -28,7 +30,7 @@ export interface PspSandbox {
 /** A local emulator of the Stripe REST subset used to charge shared payment tokens (SPTs). */
 export function buildPspSandbox(options: PspSandboxOptions = {}): PspSandbox {
   const now = options.now ?? (() => new Date());
-  const state = new SandboxState(now);
+  const state = new SandboxState(now, options.dataFile);
   const faults = new SandboxFaults();
   const app = Fastify({
     logger: options.logger ?? false,
@@ -44,8 +46,9 @@ export function buildPspSandbox(options: PspSandboxOptions = {}): PspSandbox {
   installRequestPipeline(app, {
     secretKey: options.secretKey ?? DEFAULT_SECRET_KEY,
     faults,
-    idempotency: new IdempotencyStore(now),
+    idempotency: new IdempotencyStore(state),
   });
+  app.addHook('onClose', async () => state.close());
   registerGrantedTokenRoutes(app, state);
   registerPaymentIntentRoutes(app, state);
   registerFaultRoutes(app, faults);
