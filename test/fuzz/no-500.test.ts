@@ -56,6 +56,23 @@ function surfaceOf(url: string): Surface {
   return 'other';
 }
 
+/**
+ * The stable code of an error answer in its surface's format: `code` (ACP, problem+json), the first
+ * message's `code` (UCP) or the problem type of an MPP payment problem.
+ */
+function errorCodeOf(text: string): string | undefined {
+  try {
+    const body = JSON.parse(text);
+    const code = body?.code ?? body?.messages?.[0]?.code;
+    if (typeof code === 'string') return code;
+    return typeof body?.type === 'string' && body.type.startsWith('https://paymentauth.org/problems/')
+      ? body.type
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A small deterministic generator (mulberry32), so every run sends the same requests. */
 function random(seed: number): () => number {
   let state = seed >>> 0;
@@ -274,6 +291,7 @@ async function findRealParameters(
       });
       id = created.json()?.id;
     }
+    if (typeof id === 'string') found.set(prefix, id);
   }
   return found;
 }
@@ -395,7 +413,7 @@ function buildRequests(service: Service): FuzzRequest[] {
 }
 
 describe(`hostile input on every route on ${testDialect}`, () => {
-  it('is never answered with a 500', async (t) => {
+  it('is never answered with a 500, and every refusal carries a stable code', async (t) => {
     const service = await startService(t);
     const requests = buildRequests(service);
     const routes = new Set(requests.map((request) => `${request.route.method} ${request.route.url}`));
@@ -411,6 +429,16 @@ describe(`hostile input on every route on ${testDialect}`, () => {
     ])
       assert.ok(routes.has(expected), `the route list from the app has ${expected}`);
 
+    for (const prefix of [
+      '/api/acp/checkout_sessions/:id',
+      '/api/v1/tasks/:id',
+      '/api/v1/hooks/:id/deliveries/:delivery_id',
+    ])
+      assert.ok(
+        service.realParameters.has(prefix),
+        `a real value for ${prefix}, so requests reach past the lookup`,
+      );
+
     const statuses = new Map<number, number>();
     const failures: string[] = [];
     const started = performance.now();
@@ -422,7 +450,12 @@ describe(`hostile input on every route on ${testDialect}`, () => {
         ...(request.payload === undefined ? {} : { payload: request.payload }),
       });
       statuses.set(response.statusCode, (statuses.get(response.statusCode) ?? 0) + 1);
-      if (response.statusCode >= 500 && response.statusCode !== 503) {
+      const refusedWithoutCode =
+        response.statusCode >= 400 &&
+        response.statusCode < 500 &&
+        request.method !== 'HEAD' &&
+        errorCodeOf(response.body) === undefined;
+      if ((response.statusCode >= 500 && response.statusCode !== 503) || refusedWithoutCode) {
         const sent = typeof request.payload === 'string' ? request.payload.slice(0, 200) : '(bytes)';
         failures.push(
           `${response.statusCode} ${request.method} ${request.route.url} [${request.kind}] ${request.url.slice(0, 120)} ` +
