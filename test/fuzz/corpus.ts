@@ -147,6 +147,33 @@ export const HOSTILE_PATH_VALUES: readonly string[] = [
   'hasOwnProperty',
 ];
 
+/** Changes to a whole URL: slashes, suffixes and encodings a router may take differently. */
+export const HOSTILE_URL_CHANGES: readonly ((url: string) => string)[] = [
+  (url) => `${url}/`,
+  (url) => `${url}//`,
+  (url) => `/${url}`,
+  (url) => url.replace('/api/', '/api//'),
+  (url) => `${url}%00`,
+  (url) => `${url};jsessionid=1`,
+  (url) => `${url}?`,
+  (url) => `${url}#fragment`,
+  (url) => `${url}/..`,
+  (url) => `${url}/%2e%2e/%2e%2e`,
+  (url) => url.toUpperCase(),
+  (url) => `${url}?${'a'.repeat(20_000)}`,
+];
+
+/** Methods a route was not registered for, standard and not. */
+export const OTHER_METHODS: readonly string[] = [
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'OPTIONS',
+  'TRACE',
+  'PROPFIND',
+  'M-SEARCH',
+];
+
 /** Query strings for every route that takes one (a list's filters, `limit`, `cursor`, anything else). */
 export const HOSTILE_QUERIES: readonly string[] = [
   'limit=0',

@@ -18,10 +18,12 @@ import {
   HOSTILE_HEADERS,
   HOSTILE_PATH_VALUES,
   HOSTILE_QUERIES,
+  HOSTILE_URL_CHANGES,
   HOSTILE_VALUES,
   hostileBodies,
   hostileCredentials,
   multipartShapes,
+  OTHER_METHODS,
 } from './corpus.ts';
 import { fillPattern, parameterPrefixes, type Route, routesOf } from './routes.ts';
 
@@ -39,9 +41,14 @@ const PER_ROUTE = Object.fromEntries(
     contentTypes: 2,
     headers: 4,
     queries: 5,
+    urls: 2,
+    methods: 1,
     cursors: 2,
   }).map(([kind, count]) => [kind, Math.ceil(count * SCALE)]),
-) as Record<'values' | 'bodies' | 'contentTypes' | 'headers' | 'queries' | 'cursors', number>;
+) as Record<
+  'values' | 'bodies' | 'contentTypes' | 'headers' | 'queries' | 'cursors' | 'urls' | 'methods',
+  number
+>;
 
 const UCP_AGENT = 'profile="https://agent.example/.well-known/ucp"; version="2026-08-25"';
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
@@ -307,6 +314,8 @@ function buildRequests(service: Service): FuzzRequest[] {
   const pathValues = rotation(HOSTILE_PATH_VALUES);
   const queries = rotation(HOSTILE_QUERIES);
   const cursorPositions = rotation(HOSTILE_CURSOR_POSITIONS);
+  const urlChanges = rotation(HOSTILE_URL_CHANGES);
+  const otherMethods = rotation(OTHER_METHODS);
   const shapes = multipartShapes();
   const requests: FuzzRequest[] = [];
   let sequence = 0;
@@ -374,6 +383,12 @@ function buildRequests(service: Service): FuzzRequest[] {
       }
     }
     for (const query of queries(PER_ROUTE.queries)) add('query', { url: `${realUrl}?${query}` });
+    for (const change of urlChanges(PER_ROUTE.urls)) add('url', { url: change(realUrl) });
+    const registered = new Set(
+      routes.filter((other) => other.url === route.url).map((other) => other.method),
+    );
+    for (const method of otherMethods(PER_ROUTE.methods).filter((other) => !registered.has(other)))
+      add('method', { method });
     if (route.method === 'GET') {
       const list = route.url.slice(route.url.lastIndexOf('/') + 1);
       const positions =
