@@ -21,6 +21,7 @@ import { registerHealthRoutes } from './http/health.ts';
 import { createMemoryRateLimiter } from './http/rate-limit.ts';
 import { type MailTransport, registerDevMailboxRoutes } from './mail/index.ts';
 import type { Clock } from './shared/clock.ts';
+import { EMAIL_FORMAT, isEmailAddress } from './shared/email.ts';
 import type { TargetPolicy } from './webhooks/index.ts';
 
 export interface AppDeps {
@@ -59,6 +60,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     frameworkErrors: answerUnroutableUrl,
+    // The surfaces validated by Ajv (ACP, MPP) check emails with the same rule as TypeBox's.
+    ajv: { onCreate: (ajv) => ajv.addFormat(EMAIL_FORMAT, isEmailAddress) },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   closeConnectionsAsTheyGoIdle(app);

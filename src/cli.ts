@@ -9,6 +9,7 @@ import { inTransaction } from './db/transaction.ts';
 import { listDevMailbox } from './mail/index.ts';
 import { getOrder, listOrders, type Order } from './purchase/index.ts';
 import { systemClock } from './shared/clock.ts';
+import { isEmailAddress } from './shared/email.ts';
 import { newId } from './shared/ids.ts';
 import {
   describeWorkspace,
@@ -76,7 +77,7 @@ async function run(argv: string[]): Promise<void> {
         },
       });
       const email = requireOption(values, 'email');
-      if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) throw new UsageError('--email must be an email address');
+      if (!isEmailAddress(email)) throw new UsageError('--email must be an email address');
       const plan = requireOption(values, 'plan');
       if (!(plan in PLANS)) throw new UsageError(`--plan must be one of ${Object.keys(PLANS).join(', ')}`);
       const term = values.term ?? 'month';

@@ -8,10 +8,10 @@ const swaggerUiDirectory = path.dirname(
 );
 
 /** Served from the package, so the reference works without internet access. */
-const ASSETS: Record<string, { file: string; type: string }> = {
-  'swagger-ui.css': { file: 'swagger-ui.css', type: 'text/css; charset=utf-8' },
-  'swagger-ui-bundle.js': { file: 'swagger-ui-bundle.js', type: 'text/javascript; charset=utf-8' },
-};
+const ASSETS = new Map<string, { file: string; type: string }>([
+  ['swagger-ui.css', { file: 'swagger-ui.css', type: 'text/css; charset=utf-8' }],
+  ['swagger-ui-bundle.js', { file: 'swagger-ui-bundle.js', type: 'text/javascript; charset=utf-8' }],
+]);
 
 const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
@@ -62,7 +62,7 @@ export function registerApiDocsPage(app: FastifyInstance, prefix: string): void 
     reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').send(initScript(prefix)),
   );
   app.get<{ Params: { name: string } }>(`${prefix}/docs/assets/:name`, async (request, reply) => {
-    const asset = ASSETS[request.params.name];
+    const asset = ASSETS.get(request.params.name);
     if (!asset) return reply.callNotFound();
     let body = cache.get(asset.file);
     if (!body) {

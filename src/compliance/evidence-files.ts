@@ -68,7 +68,9 @@ const TEXT_CONTROLS: ReadonlySet<number> = new Set([0x09, 0x0a, 0x0c, 0x0d]);
 export type UploadRefusal =
   | { code: 'file_too_large' }
   | { code: 'empty_file' }
-  | { code: 'unsupported_file_type'; detected: string | null };
+  | { code: 'unsupported_file_type'; detected: string | null }
+  /** The upload's bytes failed before their end: the body was cut off or is not well-formed. */
+  | { code: 'incomplete_upload' };
 
 /** An upload received into a temporary file next to where it will be kept. */
 export interface StagedFile {
@@ -90,7 +92,9 @@ export function storedFilePath(root: string, workspaceId: string, storageKey: st
 
 /**
  * Streams an upload to a temporary file while hashing it and checking whether it is UTF-8 text,
- * then decides its type from the bytes. A refused upload leaves nothing behind.
+ * then decides its type from the bytes. A refused upload leaves nothing behind. When the upload
+ * itself fails (a body cut off mid-file or malformed) that is a refusal; when storage fails, the
+ * error is thrown.
  */
 export async function stageUpload(
   root: string,
@@ -105,6 +109,16 @@ export async function stageUpload(
   const hash = createHash('sha256');
   const text = new TextCheck();
   let size = 0;
+  const sink = createWriteStream(stagingPath, { flags: 'wx', mode: 0o600 });
+  // A failure on one side destroys the other with the same error: the side that failed first is
+  // the cause. A small body is parsed at once, so its part may already have failed here.
+  let failedFirst: 'upload' | 'storage' | undefined = source.destroyed ? 'upload' : undefined;
+  source.once('error', () => {
+    failedFirst ??= 'upload';
+  });
+  sink.once('error', () => {
+    failedFirst ??= 'storage';
+  });
   try {
     await pipeline(
       source,
@@ -116,7 +130,7 @@ export async function stageUpload(
           yield chunk;
         }
       },
-      createWriteStream(stagingPath, { flags: 'wx', mode: 0o600 }),
+      sink,
     );
     const name = displayName(clientFileName);
     const refusal = source.truncated ? ({ code: 'file_too_large' } as const) : undefined;
@@ -138,6 +152,7 @@ export async function stageUpload(
     });
   } catch (error) {
     await rm(stagingPath, { force: true });
+    if (failedFirst === 'upload') return err({ code: 'incomplete_upload' });
     throw error;
   }
 }

@@ -66,7 +66,7 @@ export async function listEvidence(
         {
           direction: 'desc',
           columns: [
-            { column: 'evidence_controls.created_at', type: 'integer' },
+            { column: 'evidence_controls.created_at', type: 'bigint' },
             { column: 'evidence_controls.evidence_id', type: 'string' },
           ],
         },
@@ -81,7 +81,7 @@ export async function listEvidence(
         {
           direction: 'desc',
           columns: [
-            { column: 'created_at', type: 'integer' },
+            { column: 'created_at', type: 'bigint' },
             { column: 'id', type: 'string' },
           ],
         },

@@ -3,6 +3,7 @@ import { CREATION_ORDER, fetchPage, type Page, type PageRequest } from '../db/ke
 import type { Tx } from '../db/schema.ts';
 import { inTransaction, isUniqueViolation } from '../db/transaction.ts';
 import type { Clock } from '../shared/clock.ts';
+import { EmailAddress } from '../shared/email.ts';
 import { newId } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
 import { iso, Nullable, RecordId, Text, Timestamp } from '../shared/wire.ts';
@@ -29,11 +30,7 @@ const EmploymentStatusSchema = Type.Enum(EMPLOYMENT_STATUSES, {
   description: 'current (employee), future (hired, not started), former, or contractor.',
 });
 
-const Email = Type.String({
-  format: 'email',
-  maxLength: 254,
-  description: 'Unique in the directory; compared case-insensitively.',
-});
+const Email = EmailAddress({ description: 'Unique in the directory; compared case-insensitively.' });
 
 export const Person = Type.Object(
   {

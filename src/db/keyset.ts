@@ -12,9 +12,10 @@ export interface KeysetOrder {
   columns: readonly SortColumn[];
 }
 
+/** A sort column and its SQL type: `integer` is 32-bit in PostgreSQL, `bigint` 64-bit (a time in ms). */
 export interface SortColumn {
   column: string;
-  type: 'integer' | 'string';
+  type: 'integer' | 'bigint' | 'string';
 }
 
 /** The values of the sort columns of the last row a page returned. */
@@ -49,15 +50,29 @@ export class PositionMismatchError extends Error {
 /** The longest string a position may carry; ids and every other sort column are shorter. */
 const MAX_POSITION_STRING = 128;
 
+const INTEGER_MIN = -(2 ** 31);
+const INTEGER_MAX = 2 ** 31 - 1;
+
+/**
+ * Whether a value can be compared with a column of this type without the database refusing it
+ * (PostgreSQL casts the parameter to the column's type, so 2^31 against an `integer` is an error).
+ * A `bigint` position must also be a safe integer, as every value this service stores is.
+ */
+function fitsColumn(type: SortColumn['type'], value: string | number | undefined): boolean {
+  switch (type) {
+    case 'integer':
+      return Number.isInteger(value) && (value as number) >= INTEGER_MIN && (value as number) <= INTEGER_MAX;
+    case 'bigint':
+      return Number.isSafeInteger(value);
+    case 'string':
+      return typeof value === 'string' && value.length <= MAX_POSITION_STRING && isStorableText(value);
+  }
+}
+
 function fitsOrder(order: KeysetOrder, position: Position): boolean {
   return (
     position.length === order.columns.length &&
-    order.columns.every(({ type }, index) => {
-      const value = position[index];
-      return type === 'integer'
-        ? Number.isSafeInteger(value)
-        : typeof value === 'string' && value.length <= MAX_POSITION_STRING && isStorableText(value);
-    })
+    order.columns.every(({ type }, index) => fitsColumn(type, position[index]))
   );
 }
 

@@ -110,6 +110,16 @@ export function invalidRequest(request: FastifyRequest, errors: NonNullable<Prob
   return problem(request, 400, 'invalid_request', 'The request does not match the schema.', errors);
 }
 
+/** 400 `invalid_multipart`: a body the multipart parser could not read as a complete, well-formed form. */
+export function malformedMultipart(request: FastifyRequest): Problem {
+  return problem(
+    request,
+    400,
+    'invalid_multipart',
+    'The body is not a complete, well-formed multipart/form-data form.',
+  );
+}
+
 /** Maps what Fastify itself rejects (validation, body size, media type, JSON syntax) to a stable code. */
 export function frameworkProblem(error: FastifyError, request: FastifyRequest): Problem | undefined {
   if (error.validation)
@@ -123,6 +133,12 @@ export function frameworkProblem(error: FastifyError, request: FastifyRequest): 
     case 'FST_PARTS_LIMIT':
     case 'FST_FIELDS_LIMIT':
       return problem(request, 413, 'too_many_parts', 'The multipart body has more parts than allowed.');
+    // @fastify/multipart: a field named like a prototype property, a JSON part that is not JSON,
+    // a body that stopped before its end.
+    case 'FST_PROTO_VIOLATION':
+    case 'FST_INVALID_JSON_FIELD_ERROR':
+    case 'FST_MP_PREMATURE_CLOSE':
+      return malformedMultipart(request);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return problem(request, 415, 'unsupported_media_type', 'Send the body as application/json.');
     case 'FST_ERR_BAD_URL':

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, it, type TestContext } from 'node:test';
 import pino from 'pino';
+import { multipartShapes } from '../fuzz/corpus.ts';
 import { type ApiFixture, startApiFixture } from '../helpers/api.ts';
 import { testDialect } from '../helpers/database.ts';
 
@@ -204,6 +205,47 @@ describe(`evidence files on ${testDialect}`, () => {
       form: form({ bytes: Buffer.alloc(1024, 'a'), name: 'a.txt' }),
     });
     assert.deepEqual([fits.status, fits.body.file.content_type], [201, 'text/plain']);
+  });
+
+  it('refuse every malformed multipart body with a 4xx problem, leaving no record and no file', async (t) => {
+    const { api, dataDir, storedFiles } = await startWithDataDir(t, { EVIDENCE_MAX_BYTES: '65536' });
+    const answers: string[] = [];
+    for (const shape of multipartShapes()) {
+      const response = await fetch(`${api.url}/api/v1/evidence`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${api.org.key}`, 'content-type': shape.contentType },
+        body: shape.body,
+      });
+      const body = (await response.json()) as { code: string; id: string };
+      answers.push(`${shape.name}: ${response.status} ${body.code}`);
+      if (response.status === 201) {
+        assert.equal((await api.call('DELETE', `/evidence/${body.id}`)).status, 204);
+        continue;
+      }
+      assert.ok(response.status >= 400 && response.status < 500, `${shape.name}: ${JSON.stringify(body)}`);
+      assert.match(response.headers.get('content-type') ?? '', /^application\/problem\+json/, shape.name);
+      assert.match(body.code, /^[a-z_]+$/, shape.name);
+    }
+    const expected = new Map([
+      ['no boundary parameter', '400 invalid_multipart'],
+      ['a boundary the body does not use', '400 invalid_multipart'],
+      ['cut off inside the file', '400 invalid_multipart'],
+      ['cut off inside the part headers', '400 invalid_multipart'],
+      ['no closing delimiter', '400 invalid_multipart'],
+      ['a field, then a file cut off', '400 invalid_multipart'],
+      ['a file, then a field cut off', '400 invalid_multipart'],
+      ['not multipart at all', '400 invalid_multipart'],
+      ['a field named __proto__', '400 invalid_multipart'],
+      ['a JSON field that is not JSON', '400 invalid_multipart'],
+      ['two files', '413 too_many_parts'],
+      ['a file over the size limit', '413 file_too_large'],
+      ['a part without Content-Disposition', '400 invalid_request'],
+    ]);
+    for (const [name, answer] of expected)
+      assert.ok(answers.includes(`${name}: ${answer}`), `${name}: ${answers.join('; ')}`);
+    assert.deepEqual(storedFiles(), []);
+    assert.deepEqual(filesUnder(dataDir), [], 'no staged .part file either');
+    assert.deepEqual(await evidenceRows(api), []);
   });
 
   it('are deleted with their file; one that cannot be removed is logged, not an error', async (t) => {

@@ -68,6 +68,11 @@ describe(`every REST operation on ${testDialect}`, () => {
       ['evidence', [1767225600000, 7]],
       ['risks', [25, 'r'.repeat(200)]],
       ['controls', [null, 'ctl_1']],
+      // Integers that are safe in JavaScript but past the 32-bit integer columns of PostgreSQL.
+      ['risks', [2 ** 31, 'rsk_1']],
+      ['risks', [-(2 ** 31) - 1, 'rsk_1']],
+      ['controls', [Number.MAX_SAFE_INTEGER, 'ctl_1']],
+      ['evidence', [2 ** 53, 'evd_1']],
     ];
     for (const [list, position] of cases) {
       const response = await api.call('GET', `/${list}?cursor=${forged(list, position)}`);
@@ -82,6 +87,8 @@ describe(`every REST operation on ${testDialect}`, () => {
       `/evidence?cursor=${forged('evidence', [Date.now() + 60_000, 'evd_z'])}`,
     );
     assert.deepEqual([genuine.status, genuine.body.data.length], [200, 1]);
+    const edgeOfRange = await api.call('GET', `/risks?cursor=${forged('risks', [2 ** 31 - 1, 'rsk_z'])}`);
+    assert.equal(edgeOfRange.status, 200, JSON.stringify(edgeOfRange.body));
   });
 
   it('refuses NUL characters in bodies, searches and ids, and ids over 64 characters, with 400', async (t) => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
+import { createOrganizationIn } from '../helpers/api.ts';
 import { testDialect } from '../helpers/database.ts';
 import { payingCredential, startMppFixture } from '../helpers/mpp.ts';
 
@@ -222,6 +223,70 @@ describe(`hostile checkout input on ${testDialect}: a 4xx in the surface's own f
       workspaces: 0,
       emails: 0,
     });
+  });
+
+  it('answers finite but awkward numbers (1e308, -0, 1e-400, 30-digit integers) on every surface without a 500', async (t) => {
+    const fixture = await startMppFixture(t);
+    const org = await createOrganizationIn(fixture.runtime);
+    const send = async (path: string, body: string, headers: Record<string, string> = {}) => {
+      const response = await fetch(`${fixture.url}${path}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'idempotency-key': randomUUID(),
+          'ucp-agent': 'profile="https://agent.example/.well-known/ucp"; version="2026-08-25"',
+          ...headers,
+        },
+        body,
+      });
+      await response.body?.cancel();
+      return response.status;
+    };
+    const bearer = { authorization: `Bearer ${org.key}` };
+    for (const number of [
+      '1e308',
+      '-1.7976931348623157e308',
+      '-0',
+      '1e-400',
+      '5e-324',
+      '123456789012345678901234567890',
+    ]) {
+      const cases: [string, string, number, Record<string, string>?][] = [
+        // a number where the schema wants 1: refused; in a member nobody reads: ignored
+        [
+          '/api/acp/checkout_sessions',
+          `{"line_items":[{"id":"svc-pro-monthly","quantity":${number}}],"currency":"usd"}`,
+          400,
+        ],
+        [
+          '/api/acp/checkout_sessions',
+          `{"line_items":[{"id":"svc-pro-monthly"}],"currency":"usd","x":${number}}`,
+          201,
+        ],
+        [
+          '/api/ucp/v1/checkout-sessions',
+          `{"line_items":[{"item":{"id":"svc-pro-monthly"},"quantity":${number}}]}`,
+          400,
+        ],
+        [
+          '/api/ucp/v1/checkout-sessions',
+          `{"line_items":[{"item":{"id":"svc-pro-monthly"},"quantity":1}],"x":${number}}`,
+          201,
+        ],
+        ['/api/mpp/plans/svc-pro-monthly', `{"buyer":{"email":"a@example.com","company":${number}}}`, 400],
+        ['/api/mpp/plans/svc-pro-monthly', `{"buyer":{"email":"a@example.com"},"x":${number}}`, 402],
+        ['/api/v1/risks', `{"title":"Loss","likelihood":${number},"impact":3}`, 400, bearer],
+        [
+          '/api/v1/hooks',
+          `{"url":"https://127.0.0.1/","event_types":["task.created"],"x":${number}}`,
+          400,
+          bearer,
+        ],
+      ];
+      for (const [path, body, status, headers] of cases)
+        assert.equal(await send(path, body, headers), status, `${path} ${body}`);
+    }
+    assert.equal((await fixture.counts()).paymentIntents, 0);
   });
 
   it('refuses a broken MPP token without using up the challenge, which a good token then pays', async (t) => {

@@ -45,26 +45,7 @@ export async function startApiFixture(
 ): Promise<ApiFixture> {
   const runtime = await startTestRuntime(t, options);
   const url = await runtime.app.listen({ host: '127.0.0.1', port: 0 });
-  const createOrganization = async (name = 'Acme Ltd'): Promise<Organization> => {
-    const now = runtime.clock.now();
-    const { workspace } = await inTransaction(runtime.database.db, (trx) =>
-      provisionWorkspace(
-        trx,
-        {
-          name,
-          plan: 'pro',
-          ownerEmail: `owner+${newId('x').slice(2, 10)}@example.com`,
-          term: { term: 'year', startsAt: now, channel: 'operator', orderId: newId('opord', now) },
-        },
-        { clock: runtime.clock, baseUrl: runtime.config.baseUrl },
-      ),
-    );
-    const created = await createApiKey(runtime.database.db, runtime.clock, {
-      workspaceId: workspace.id,
-      name: 'test key',
-    });
-    return { workspaceId: workspace.id, key: created.key, keyId: created.info.id };
-  };
+  const createOrganization = (name?: string) => createOrganizationIn(runtime, name);
   const org = await createOrganization();
   return {
     runtime,
@@ -92,6 +73,28 @@ export async function startApiFixture(
       };
     },
   };
+}
+
+/** A workspace on the Pro plan with an API key, as an organization using the API has. */
+export async function createOrganizationIn(runtime: TestRuntime, name = 'Acme Ltd'): Promise<Organization> {
+  const now = runtime.clock.now();
+  const { workspace } = await inTransaction(runtime.database.db, (trx) =>
+    provisionWorkspace(
+      trx,
+      {
+        name,
+        plan: 'pro',
+        ownerEmail: `owner+${newId('x').slice(2, 10)}@example.com`,
+        term: { term: 'year', startsAt: now, channel: 'operator', orderId: newId('opord', now) },
+      },
+      { clock: runtime.clock, baseUrl: runtime.config.baseUrl },
+    ),
+  );
+  const created = await createApiKey(runtime.database.db, runtime.clock, {
+    workspaceId: workspace.id,
+    name: 'test key',
+  });
+  return { workspaceId: workspace.id, key: created.key, keyId: created.info.id };
 }
 
 /** Every page of a list, following `next_cursor`. */

@@ -1,5 +1,6 @@
 import { finished } from 'node:stream/promises';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Multipart } from '@fastify/multipart';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Compile } from 'typebox/compile';
 import {
   ACCEPTED_FILE_TYPES,
@@ -11,7 +12,15 @@ import {
   stageUpload,
   type UploadRefusal,
 } from '../../compliance/index.ts';
-import { fieldErrors, invalidRequest, type Problem, problem, sendProblem } from '../../http/problem.ts';
+import {
+  fieldErrors,
+  frameworkProblem,
+  invalidRequest,
+  malformedMultipart,
+  type Problem,
+  problem,
+  sendProblem,
+} from '../../http/problem.ts';
 import { workspaceOf } from '../auth.ts';
 import { sendComplianceError } from '../errors.ts';
 
@@ -25,6 +34,8 @@ interface ReceivedForm {
   refusal?: UploadRefusal;
   /** Names of file parts other than `file`; their bytes were read and dropped. */
   strayFiles: string[];
+  /** Why the multipart parser could not read the body to its end, when it could not. */
+  unreadable?: FastifyError | Error;
 }
 
 /**
@@ -39,6 +50,7 @@ export async function uploadEvidence(
 ): Promise<FastifyReply> {
   const workspaceId = workspaceOf(request);
   const form = await receiveForm(request, deps.fileRoot, workspaceId);
+  if (form.unreadable) return sendProblem(reply, unreadableFormProblem(request, form.unreadable));
   if (form.refusal) return sendProblem(reply, refusalProblem(request, form.refusal, maxBytes));
   const fields = formFields(form.fields);
   const errors = [
@@ -55,29 +67,45 @@ export async function uploadEvidence(
   return reply.code(201).send(result.value);
 }
 
+/**
+ * Reads the parts in order. The parser refuses a body as a whole (no boundary, a part cut off or
+ * with broken headers, a second file, too many parts) when it gets there, possibly after the file
+ * was staged: then the staged file is removed and nothing else of the form is used.
+ */
 async function receiveForm(
   request: FastifyRequest,
   root: string,
   workspaceId: string,
 ): Promise<ReceivedForm> {
   const form: ReceivedForm = { fields: new Map(), strayFiles: [] };
-  try {
-    for await (const part of request.parts()) {
-      if (part.type === 'field') {
-        form.fields.set(part.fieldname, [...(form.fields.get(part.fieldname) ?? []), part.value]);
-      } else if (part.fieldname !== FILE_FIELD) {
-        form.strayFiles.push(part.fieldname);
-        await finished(part.file.resume());
-      } else {
-        const staged = await stageUpload(root, workspaceId, part.file, part.filename);
-        if (staged.ok) form.staged = staged.value;
-        else form.refusal = staged.error;
-      }
+  const parts = request.parts();
+  for (;;) {
+    let next: IteratorResult<Multipart>;
+    try {
+      next = await parts.next();
+    } catch (error) {
+      form.unreadable = error as Error;
+      break;
     }
-  } catch (error) {
-    // The parser refuses a form as a whole (a second file, too many parts) once it has read it.
-    if (form.staged) await discardStaged(form.staged);
-    throw error;
+    if (next.done) break;
+    const part = next.value;
+    if (part.type === 'field') {
+      form.fields.set(part.fieldname, [...(form.fields.get(part.fieldname) ?? []), part.value]);
+    } else if (part.fieldname !== FILE_FIELD) {
+      form.strayFiles.push(part.fieldname);
+      await finished(part.file.resume()).catch((error: Error) => {
+        form.unreadable = error;
+      });
+    } else {
+      const staged = await stageUpload(root, workspaceId, part.file, part.filename);
+      if (staged.ok) form.staged = staged.value;
+      else form.refusal = staged.error;
+    }
+    if (form.unreadable || form.refusal?.code === 'incomplete_upload') break;
+  }
+  if (form.staged && (form.unreadable || form.refusal)) {
+    await discardStaged(form.staged);
+    form.staged = undefined;
   }
   return form;
 }
@@ -93,8 +121,15 @@ function formFields(values: Map<string, unknown[]>): Record<string, unknown> {
   );
 }
 
+/** The parser's limits keep their own answers (413); anything else it refused is a malformed body. */
+function unreadableFormProblem(request: FastifyRequest, error: FastifyError | Error): Problem {
+  return ('code' in error && frameworkProblem(error as FastifyError, request)) || malformedMultipart(request);
+}
+
 function refusalProblem(request: FastifyRequest, refusal: UploadRefusal, maxBytes: number): Problem {
   switch (refusal.code) {
+    case 'incomplete_upload':
+      return malformedMultipart(request);
     case 'file_too_large':
       return problem(
         request,

@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox';
+import { EmailAddress } from '../../shared/email.ts';
 import { STORABLE_TEXT, TOKEN_TEXT } from '../../shared/text.ts';
 
 /**
@@ -26,7 +27,7 @@ const RequestItem = Type.Object({
 const RequestLineItems = Type.Tuple([RequestItem]);
 
 const BuyerInput = Type.Object({
-  email: Type.String({ format: 'email', maxLength: 254 }),
+  email: EmailAddress(),
   first_name: Type.Optional(Text(200)),
   last_name: Type.Optional(Text(200)),
   full_name: Type.Optional(Text(200)),

@@ -3,7 +3,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { problem, sendProblem } from '../../http/problem.ts';
 import { applyRateLimit } from '../../http/rate-limit.ts';
 import type { Clock } from '../../shared/clock.ts';
-import { isEmailAddress } from '../../shared/email.ts';
 import type { ChannelContext } from '../context.ts';
 import {
   formatChallenge,
@@ -71,7 +70,6 @@ export async function mppChannel(app: FastifyInstance, options: MppChannelOption
       operation.path,
       { schema: { body: PurchaseRequestBody, response: PAID_OPERATION_RESPONSES } },
       async (request, reply) => {
-        if (!isEmailAddress(request.body.buyer.email)) return rejectEmail(request, reply);
         const answer = await pay(deps, route, request.headers.authorization, request.body);
         switch (answer.kind) {
           case 'paid':
@@ -102,14 +100,6 @@ function sendChallenge(
     .header('www-authenticate', formatChallenge(challenge))
     .type('application/problem+json')
     .send(paymentProblem(refusal, challenge.id, request.id));
-}
-
-function rejectEmail(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const errors = [{ path: 'body/buyer/email', message: 'must be an email address' }];
-  return sendProblem(
-    reply,
-    problem(request, 400, 'invalid_request', 'The request does not match the schema.', errors),
-  );
 }
 
 function allowPreflight(reply: FastifyReply): FastifyReply {

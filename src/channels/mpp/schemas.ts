@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { type Problem, ProblemSchema } from '../../http/problem.ts';
+import { EmailAddress } from '../../shared/email.ts';
 import { STORABLE_TEXT, TOKEN_TEXT } from '../../shared/text.ts';
 
 /**
@@ -14,11 +15,7 @@ const Text = (maxLength: number) => Type.String({ maxLength, pattern: STORABLE_T
 export const PurchaseRequestBody = Type.Object({
   buyer: Type.Object(
     {
-      email: Type.String({
-        format: 'email',
-        maxLength: 254,
-        description: 'Receives the owner invitation of the new workspace.',
-      }),
+      email: EmailAddress({ description: 'Receives the owner invitation of the new workspace.' }),
       first_name: Type.Optional(Text(200)),
       last_name: Type.Optional(Text(200)),
       full_name: Type.Optional(Text(200)),
