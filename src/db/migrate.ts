@@ -49,9 +49,32 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
   return (results ?? []).filter((r: MigrationResult) => r.status === 'Success').map((r) => r.migrationName);
 }
 
-/** Names of migrations not yet applied; empty when the schema is current. */
+/**
+ * Names of migrations not yet applied; empty when the schema is current. Reads the migration table
+ * of the connection's schema directly: Kysely's own listing first introspects every table of every
+ * schema, which is slow on a database with many schemas and fails when one is dropped meanwhile.
+ */
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema
 export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
-  const all = await (await migratorFor(db)).getMigrations();
-  return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
+  const applied = await appliedMigrations(db);
+  return Object.keys(migrations).filter((name) => !applied.has(name));
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema
+async function appliedMigrations(db: Kysely<any>): Promise<Set<string>> {
+  try {
+    const rows = await db.selectFrom(MIGRATION_TABLE).select('name').execute();
+    return new Set(rows.map((row: { name: string }) => row.name));
+  } catch (error) {
+    if (isMissingTable(error)) return new Set();
+    throw error;
+  }
+}
+
+const MIGRATION_TABLE = 'kysely_migration';
+
+function isMissingTable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  // PostgreSQL's undefined_table, or SQLite's message for it.
+  return (error as { code?: unknown }).code === '42P01' || /no such table/.test(error.message);
 }
