@@ -22,6 +22,7 @@ import { createMemoryRateLimiter } from './http/rate-limit.ts';
 import { registerDevMailboxRoutes } from './mail/dev-mailbox.routes.ts';
 import type { MailTransport } from './mail/index.ts';
 import type { Clock } from './shared/clock.ts';
+import { notFoundPage, webApp } from './web/index.ts';
 import type { TargetPolicy } from './webhooks/index.ts';
 
 export interface AppDeps {
@@ -63,7 +64,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   closeConnectionsAsTheyGoIdle(app);
-  registerHttpBasics(app, { https: deps.config.baseUrl.startsWith('https:') });
+  registerHttpBasics(app, { https: deps.config.baseUrl.startsWith('https:'), notFoundPage });
   registerHealthRoutes(app, deps.database);
   registerDiscoveryRoutes(app, deps.config);
   const channel: ChannelContext = {
@@ -82,6 +83,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     webhookTargets: deps.webhookTargets,
   });
   registerApiDocsPage(app, API_PREFIX);
+  app.register(webApp, { db: deps.database.db, clock: deps.clock, config: deps.config });
   if (deps.mailTransport.kind === 'dev-mailbox' && deps.config.env !== 'production') {
     registerDevMailboxRoutes(app, deps.database.db);
   }
