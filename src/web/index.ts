@@ -57,15 +57,16 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
 }
 
 /**
- * A state-changing request must come from one of our own pages: a browser's `Origin` must be ours;
- * without it, `Sec-Fetch-Site` must not say another site. (Non-browser clients send neither and
- * still need the form's token.)
+ * A state-changing request must come from one of our own pages: a browser's `Origin` must be
+ * ours; when it sends `Origin: null` (a page with a no-referrer policy) or none, `Sec-Fetch-Site`
+ * must say same-origin. Clients that send neither header (not a browser) still need the token.
  */
 function isSameSiteRequest(request: FastifyRequest, origin: string): boolean {
   const sentOrigin = request.headers.origin;
-  if (sentOrigin !== undefined) return sentOrigin === origin;
+  if (sentOrigin !== undefined && sentOrigin !== 'null') return sentOrigin === origin;
   const site = request.headers['sec-fetch-site'];
-  return site === undefined || site === 'same-origin' || site === 'none';
+  if (site === undefined) return sentOrigin === undefined;
+  return site === 'same-origin';
 }
 
 function answerWithErrorPage(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {

@@ -25,6 +25,12 @@ export const APP_CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/**
+ * Same-origin requests carry the referrer (and so a real `Origin` on form posts, which the
+ * cross-site check needs); other origins get nothing, so an invitation URL never leaks.
+ */
+export const APP_REFERRER_POLICY = 'same-origin';
+
 export interface Asset {
   body: Buffer;
   type: string;
@@ -40,6 +46,7 @@ function loadAsset(file: string, type: string): Asset {
 export const ASSET_FILES: Record<string, Asset> = {
   'app.css': loadAsset('app.css', 'text/css; charset=utf-8'),
   'app.js': loadAsset('app.js', 'text/javascript; charset=utf-8'),
+  'icon.svg': loadAsset('icon.svg', 'image/svg+xml'),
 };
 
 function assetUrl(name: string): string {
@@ -81,6 +88,7 @@ export function sendPage(
     .code(status)
     .header('content-security-policy', APP_CONTENT_SECURITY_POLICY)
     .header('cache-control', 'no-store')
+    .header('referrer-policy', APP_REFERRER_POLICY)
     .type('text/html; charset=utf-8')
     .send(renderPage(view, request.visit, data));
 }

@@ -49,7 +49,13 @@ export interface MintOptions {
  */
 export async function startPurchaseFixture(
   t: TestContext,
-  options: { failpoints?: Failpoints; maxNetworkRetries?: number; captureLogs?: boolean } = {},
+  options: {
+    failpoints?: Failpoints;
+    maxNetworkRetries?: number;
+    captureLogs?: boolean;
+    /** Configuration on top of the test defaults (e.g. a BASE_URL a browser can reach). */
+    env?: Record<string, string>;
+  } = {},
 ): Promise<PurchaseFixture> {
   const logs: string[] = [];
   const sink = new Writable({
@@ -64,6 +70,7 @@ export async function startPurchaseFixture(
   const smtp = await startTestSmtpServer();
   t.after(() => smtp.close());
   const runtime = await startTestRuntime(t, {
+    env: options.env,
     clock,
     mailTransport: createSmtpTransport(smtp.url),
     paymentProvider: createStripeAdapter({

@@ -25,17 +25,15 @@ const EXPIRY_OPTIONS = [
 
 type Params = { Params: { workspaceId: string } };
 
-function statusOf(key: ApiKeyInfo, now: number): { status: string; active: boolean } {
-  if (key.revokedAt && key.revokedAt.getTime() <= now) return { status: 'Revoked', active: false };
-  if (key.expiresAt && key.expiresAt.getTime() <= now) return { status: 'Expired', active: false };
-  if (key.revokedAt)
-    return {
-      status: `Active until ${key.revokedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC (rotated)`,
-      active: true,
-    };
-  if (key.expiresAt)
-    return { status: `Active, expires ${key.expiresAt.toISOString().slice(0, 10)}`, active: true };
-  return { status: 'Active', active: true };
+type KeyState = { state: 'revoked' | 'expired' | 'active' } | { state: 'rotating' | 'expiring'; until: Date };
+
+/** Where a key stands now: stopped (revoked, expired) or working, perhaps until a set time. */
+function stateOf(key: ApiKeyInfo, now: number): KeyState & { active: boolean } {
+  if (key.revokedAt && key.revokedAt.getTime() <= now) return { state: 'revoked', active: false };
+  if (key.expiresAt && key.expiresAt.getTime() <= now) return { state: 'expired', active: false };
+  if (key.revokedAt) return { state: 'rotating', until: key.revokedAt, active: true };
+  if (key.expiresAt) return { state: 'expiring', until: key.expiresAt, active: true };
+  return { state: 'active', active: true };
 }
 
 async function integrationsPage(
@@ -66,7 +64,7 @@ async function integrationsPage(
       keys: keys
         .map((key) => ({
           ...key,
-          ...statusOf(key, now),
+          ...stateOf(key, now),
           creator: (key.createdByUserId && creators.get(key.createdByUserId)) || 'an operator',
         }))
         .reverse(),
