@@ -2,8 +2,12 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import { inTransaction } from '../../src/db/transaction.ts';
+import type { MailTransport, OutgoingMail } from '../../src/mail/index.ts';
+import { provisionWorkspace } from '../../src/workspace/index.ts';
 import { completeBody, createBody, expectSession, httpClient } from '../channels/acp-client.ts';
 import { type PurchaseFixture, startPurchaseFixture } from './purchase.ts';
+import { startTestRuntime, type TestRuntime } from './runtime.ts';
 
 /** A port nothing listens on right now, so BASE_URL can name it before the service starts. */
 export async function freePort(): Promise<number> {
@@ -130,4 +134,76 @@ export function webClient(app: FastifyInstance, origin = 'http://svc.test'): Web
       );
     },
   };
+}
+
+export interface AppFixture {
+  runtime: TestRuntime;
+  /** Every email the service sent, in order. */
+  sent: OutgoingMail[];
+  /** A workspace as the purchase pipeline makes it (Pro, one year); answers its id and invitation path. */
+  provision(input: {
+    email: string;
+    name?: string;
+  }): Promise<{ workspaceId: string; invitationPath: string }>;
+  /** Runs the email jobs; the path of the newest invitation sent to `email`. */
+  latestInvitationPath(email: string): Promise<string>;
+}
+
+/** The service on a fresh database with a manual clock and an in-memory mail transport (no sockets). */
+export async function startAppFixture(t: TestContext, env: Record<string, string> = {}): Promise<AppFixture> {
+  const sent: OutgoingMail[] = [];
+  const mailTransport: MailTransport = {
+    kind: 'smtp',
+    async send(mail) {
+      sent.push(mail);
+      return { messageId: String(sent.length) };
+    },
+    close() {},
+  };
+  const runtime = await startTestRuntime(t, { mailTransport, env });
+  async function latestInvitationPath(email: string): Promise<string> {
+    await runtime.jobs.drain();
+    const link = sent
+      .filter((mail) => mail.to === email)
+      .at(-1)
+      ?.text.match(INVITATION_LINK)?.[0];
+    assert.ok(link, `no invitation link emailed to ${email}`);
+    return new URL(link).pathname;
+  }
+  let orders = 0;
+  return {
+    runtime,
+    sent,
+    latestInvitationPath,
+    async provision({ email, name }) {
+      const clock = runtime.clock;
+      const { workspace } = await inTransaction(runtime.database.db, (trx) =>
+        provisionWorkspace(
+          trx,
+          {
+            name: name ?? `Workspace for ${email}`,
+            plan: 'pro',
+            ownerEmail: email,
+            term: { term: 'year', startsAt: clock.now(), channel: 'acp', orderId: `ord_test_${++orders}` },
+          },
+          { clock, baseUrl: runtime.config.baseUrl },
+        ),
+      );
+      return { workspaceId: workspace.id, invitationPath: await latestInvitationPath(email) };
+    },
+  };
+}
+
+/** Accepts an invitation with a new password through the pages; answers the signed-in client. */
+export async function acceptAsNewAccount(
+  app: FastifyInstance,
+  invitationPath: string,
+  password = 'correct horse battery staple',
+): Promise<WebClient> {
+  const client = webClient(app);
+  const page = await client.get(invitationPath);
+  assert.equal(page.status, 200);
+  const accepted = await client.post(`${invitationPath}/accept`, { password });
+  assert.equal(accepted.status, 303, accepted.body);
+  return client;
 }
