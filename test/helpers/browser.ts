@@ -19,10 +19,14 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
-/** Debian's Chromium in a fresh profile directory, closed and removed when the test ends. */
+/**
+ * Debian's Chromium in a fresh profile directory, closed and removed when the test ends. Launch it
+ * before starting the servers it visits: `t.after` hooks run in the order they were added, and a
+ * server closing while the browser still holds a connection open waits for it.
+ */
 export async function launchBrowser(
   t: TestContext,
-  options: { viewport?: { width: number; height: number } } = {},
+  options: { viewport?: { width: number; height: number }; javaScriptEnabled?: boolean } = {},
 ): Promise<BrowserContext> {
   const profile = mkdtempSync(path.join(tmpdir(), 'svc-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
@@ -30,6 +34,7 @@ export async function launchBrowser(
     headless: true,
     args: CHROMIUM_ARGS,
     viewport: options.viewport ?? { width: 1280, height: 900 },
+    javaScriptEnabled: options.javaScriptEnabled ?? true,
   });
   t.after(async () => {
     await context.close();

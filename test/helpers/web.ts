@@ -138,6 +138,8 @@ export function webClient(app: FastifyInstance, origin = 'http://svc.test'): Web
 
 export interface AppFixture {
   runtime: TestRuntime;
+  /** Where the service listens when started with `listen` (BASE_URL too); otherwise its configured BASE_URL. */
+  baseUrl: string;
   /** Every email the service sent, in order. */
   sent: OutgoingMail[];
   /** A workspace as the purchase pipeline makes it (Pro, one year); answers its id and invitation path. */
@@ -149,8 +151,16 @@ export interface AppFixture {
   latestInvitationPath(email: string): Promise<string>;
 }
 
-/** The service on a fresh database with a manual clock and an in-memory mail transport (no sockets). */
-export async function startAppFixture(t: TestContext, env: Record<string, string> = {}): Promise<AppFixture> {
+/**
+ * The service on a fresh database with a manual clock and an in-memory mail transport; with
+ * `listen`, on a loopback port a browser can reach (and BASE_URL naming it).
+ */
+export async function startAppFixture(
+  t: TestContext,
+  options: { env?: Record<string, string>; listen?: boolean } = {},
+): Promise<AppFixture> {
+  const port = options.listen ? await freePort() : undefined;
+  const env = { ...(port ? { BASE_URL: `http://127.0.0.1:${port}` } : {}), ...options.env };
   const sent: OutgoingMail[] = [];
   const mailTransport: MailTransport = {
     kind: 'smtp',
@@ -161,6 +171,7 @@ export async function startAppFixture(t: TestContext, env: Record<string, string
     close() {},
   };
   const runtime = await startTestRuntime(t, { mailTransport, env });
+  if (port) await runtime.app.listen({ port, host: '127.0.0.1' });
   async function latestInvitationPath(email: string): Promise<string> {
     await runtime.jobs.drain();
     const link = sent
@@ -173,6 +184,7 @@ export async function startAppFixture(t: TestContext, env: Record<string, string
   let orders = 0;
   return {
     runtime,
+    baseUrl: runtime.config.baseUrl,
     sent,
     latestInvitationPath,
     async provision({ email, name }) {

@@ -6,11 +6,11 @@ import { startWebFixture } from '../helpers/web.ts';
 
 describe(`the app in Chromium on ${testDialect}`, () => {
   it('takes an agent-bought workspace from the emailed invitation to a working, then revoked, API key', async (t) => {
+    const browser = await launchBrowser(t);
     const fixture = await startWebFixture(t);
     const { invitationUrl, workspaceId } = await fixture.buyWorkspace('ada@example.com', 'svc-pro-annual');
     assert.ok(invitationUrl.startsWith(`${fixture.baseUrl}/invitations/inv_`));
 
-    const browser = await launchBrowser(t);
     const page = await browser.newPage();
     const consoleErrors = collectConsoleErrors(page);
 
