@@ -1,7 +1,7 @@
 /**
  * `npm run screenshots`: PNGs of the app's main pages in docs/screenshots/, taken with Debian's
- * Chromium (CHROMIUM_PATH) from a service on an in-memory database with a fixed clock, so the
- * pictures only change when the pages do.
+ * Chromium (CHROMIUM_PATH) from a service on an in-memory database with a fixed clock (the dates
+ * shown stay the same; the API key shown once is new on every run).
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
