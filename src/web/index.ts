@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { WebDeps } from './context.ts';
 import { acceptFormBodies } from './forms.ts';
 import { isMachinePath } from './machine-paths.ts';
-import { APP_CONTENT_SECURITY_POLICY, renderPage, sendPage } from './render.ts';
+import { renderPage, sendHtml, sendPage } from './render.ts';
 import { integrationRoutes } from './routes/integrations.ts';
 import { invitationRoutes } from './routes/invitations.ts';
 import { publicRoutes } from './routes/public.ts';
@@ -100,12 +100,7 @@ function answerWithErrorPage(error: FastifyError, request: FastifyRequest, reply
 export function notFoundPage(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
   const path = request.url.split('?')[0] ?? '/';
   if (isMachinePath(path) || !acceptsHtml(request)) return undefined;
-  return reply
-    .code(404)
-    .header('content-security-policy', APP_CONTENT_SECURITY_POLICY)
-    .header('cache-control', 'no-store')
-    .type('text/html; charset=utf-8')
-    .send(renderPage('not-found', undefined, { title: 'Page not found' }));
+  return sendHtml(reply, renderPage('not-found', undefined, { title: 'Page not found' }), 404);
 }
 
 function acceptsHtml(request: FastifyRequest): boolean {

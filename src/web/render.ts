@@ -84,13 +84,17 @@ export function sendPage(
   data: PageData,
   status = 200,
 ): FastifyReply {
+  return sendHtml(reply, renderPage(view, request.visit, data), status);
+}
+
+export function sendHtml(reply: FastifyReply, html: string, status: number): FastifyReply {
   return reply
     .code(status)
     .header('content-security-policy', APP_CONTENT_SECURITY_POLICY)
     .header('cache-control', 'no-store')
     .header('referrer-policy', APP_REFERRER_POLICY)
     .type('text/html; charset=utf-8')
-    .send(renderPage(view, request.visit, data));
+    .send(html);
 }
 
 export function sendNotFound(request: FastifyRequest, reply: FastifyReply): FastifyReply {
