@@ -22,6 +22,7 @@ import { createMemoryRateLimiter } from './http/rate-limit.ts';
 import { type MailTransport, registerDevMailboxRoutes } from './mail/index.ts';
 import type { Clock } from './shared/clock.ts';
 import { EMAIL_FORMAT, isEmailAddress } from './shared/email.ts';
+import { notFoundPage, webApp } from './web/index.ts';
 import type { TargetPolicy } from './webhooks/index.ts';
 
 export interface AppDeps {
@@ -65,7 +66,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   closeConnectionsAsTheyGoIdle(app);
-  registerHttpBasics(app, { https: deps.config.baseUrl.startsWith('https:') });
+  registerHttpBasics(app, { https: deps.config.baseUrl.startsWith('https:'), notFoundPage });
   registerHealthRoutes(app, deps.database);
   registerDiscoveryRoutes(app, deps.config);
   const channel: ChannelContext = {
@@ -84,6 +85,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     webhookTargets: deps.webhookTargets,
   });
   registerApiDocsPage(app, API_PREFIX);
+  app.register(webApp, { db: deps.database.db, clock: deps.clock, config: deps.config });
   if (deps.mailTransport.kind === 'dev-mailbox' && deps.config.env !== 'production') {
     registerDevMailboxRoutes(app, deps.database.db);
   }

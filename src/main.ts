@@ -24,7 +24,8 @@ function banner(
     `  database     ${database.location}${runtime.appliedMigrations.length ? ` (applied ${runtime.appliedMigrations.join(', ')})` : ''}`,
     `  payments     ${psp}`,
     `  mail         ${mail}`,
-    `  REST API     ${config.baseUrl}/api/v1/docs (keys: npm run svc -- api-keys create --workspace <id>)`,
+    `  app          ${config.baseUrl}/ (sign in at ${config.baseUrl}/sign-in; invitations arrive by email)`,
+    `  REST API     ${config.baseUrl}/api/v1/docs (keys: in the app under Integrations, or npm run svc -- api-keys create)`,
     `  health       ${config.baseUrl}/healthz  ${config.baseUrl}/readyz`,
   ].join('\n');
 }

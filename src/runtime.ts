@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import pino, { type LoggerOptions } from 'pino';
+import { deleteExpiredSessions, deleteStaleThrottles } from './accounts/index.ts';
 import { buildApp } from './app.ts';
 import { deleteOldClaims } from './channels/mpp/index.ts';
 import { type CheckoutDeps, expireSessions, settleSessions } from './checkout/index.ts';
@@ -178,6 +179,14 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         name: 'webhooks.retention',
         intervalMs: 60 * MINUTE_MS,
         run: async () => void (await sweepWebhookData(database.db, clock)),
+      },
+      {
+        name: 'accounts.delete-expired-sessions',
+        intervalMs: 15 * MINUTE_MS,
+        run: async () => {
+          await deleteExpiredSessions(database.db, clock);
+          await deleteStaleThrottles(database.db, clock.now().getTime());
+        },
       },
       {
         name: 'jobs.delete-finished',

@@ -14,4 +14,8 @@ export interface ApiKeysTable {
   last_used_at: number | null;
   /** The key stops working at this instant; a rotation may set it in the future. */
   revoked_at: number | null;
+  /** The app account that created the key; null for keys made by operators (CLI). */
+  created_by_user_id: string | null;
+  /** The key stops working at this instant; chosen when it is created. */
+  expires_at: number | null;
 }

@@ -26,6 +26,7 @@ const ANSWERS = {
   missing: 'Send an API key as `Authorization: Bearer <key>` or `x-api-key: <key>`.',
   invalid: 'The API key is not valid.',
   revoked: 'The API key has been revoked.',
+  expired: 'The API key has expired.',
 } as const;
 
 /** Authenticates the request, or answers 401; the answer never echoes the key. */

@@ -35,6 +35,7 @@ export {
   listApiKeys,
   type NewApiKey,
   revokeApiKey,
+  revokeWorkspaceApiKey,
   rotateApiKey,
 } from './keys.ts';
 

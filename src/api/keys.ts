@@ -64,6 +64,9 @@ export interface ApiKeyInfo {
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+  /** The app account that created it; null for operator (CLI) keys. */
+  createdByUserId: string | null;
+  expiresAt: Date | null;
 }
 
 function toInfo(row: ApiKeysTable): ApiKeyInfo {
@@ -77,6 +80,8 @@ function toInfo(row: ApiKeysTable): ApiKeyInfo {
     createdAt: new Date(row.created_at),
     lastUsedAt: row.last_used_at === null ? null : new Date(row.last_used_at),
     revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at),
+    createdByUserId: row.created_by_user_id,
+    expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
   };
 }
 
@@ -89,7 +94,13 @@ export interface NewApiKey {
 export async function createApiKey(
   db: Db,
   clock: Clock,
-  input: { workspaceId: string; name: string; replacesKeyId?: string },
+  input: {
+    workspaceId: string;
+    name: string;
+    replacesKeyId?: string;
+    createdByUserId?: string | null;
+    expiresAt?: Date | null;
+  },
 ): Promise<NewApiKey> {
   const now = clock.now();
   const key = generateApiKey();
@@ -104,6 +115,8 @@ export async function createApiKey(
     created_at: now.getTime(),
     last_used_at: null,
     revoked_at: null,
+    created_by_user_id: input.createdByUserId ?? null,
+    expires_at: input.expiresAt?.getTime() ?? null,
   };
   await db.insertInto('api_keys').values(row).execute();
   return { key, info: toInfo(row) };
@@ -143,6 +156,17 @@ export async function revokeApiKey(
   return findApiKey(db, keyId);
 }
 
+/** Revokes a key of this workspace now; `undefined` when the workspace has no such key. */
+export async function revokeWorkspaceApiKey(
+  db: Db,
+  clock: Clock,
+  input: { workspaceId: string; keyId: string },
+): Promise<ApiKeyInfo | undefined> {
+  const key = await findApiKey(db, input.keyId);
+  if (!key || key.workspaceId !== input.workspaceId) return undefined;
+  return revokeApiKey(db, clock, key.id);
+}
+
 export type RotateError = 'not_found' | 'revoked';
 
 /** A new key for the same workspace; the old one stops working at `revokeOldAt` (now by default). */
@@ -160,6 +184,8 @@ export async function rotateApiKey(
       workspaceId: old.workspaceId,
       name: old.name,
       replacesKeyId: old.id,
+      createdByUserId: old.createdByUserId,
+      expiresAt: old.expiresAt,
     });
     const revoked = await revokeApiKey(trx, clock, keyId, revokeOldAt);
     if (!revoked) return err('not_found');
@@ -173,7 +199,7 @@ export interface Principal {
   workspaceId: string;
 }
 
-export type AuthenticationError = 'invalid' | 'revoked';
+export type AuthenticationError = 'invalid' | 'revoked' | 'expired';
 
 /** `last_used_at` is written when it is older than this, so a busy key costs no write per request. */
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -186,12 +212,13 @@ export async function authenticateApiKey(
   if (!isWellFormedApiKey(presented)) return err('invalid');
   const row = await db
     .selectFrom('api_keys')
-    .select(['id', 'workspace_id', 'revoked_at', 'last_used_at'])
+    .select(['id', 'workspace_id', 'revoked_at', 'expires_at', 'last_used_at'])
     .where('key_hash', '=', sha256Hex(presented))
     .executeTakeFirst();
   if (!row) return err('invalid');
   const now = clock.now().getTime();
   if (row.revoked_at !== null && row.revoked_at <= now) return err('revoked');
+  if (row.expires_at !== null && row.expires_at <= now) return err('expired');
   if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) {
     await db
       .updateTable('api_keys')

@@ -31,7 +31,7 @@ const RESPONSE_DESCRIPTIONS: Record<string, string> = {
   201: 'Created',
   204: 'Done; no content.',
   400: 'The request is invalid; `errors` names each invalid field.',
-  401: 'The API key is missing, unknown or revoked.',
+  401: 'The API key is missing, unknown, revoked or expired.',
   404: 'No such resource in the workspace of the API key (also for ids named in the body).',
   409: 'The change conflicts with the current state.',
   413: 'The body or upload is larger than allowed.',

@@ -7,6 +7,7 @@ import * as mpp from './migrations/0004_mpp.ts';
 import * as apiKeys from './migrations/0005_api_keys.ts';
 import * as compliance from './migrations/0006_compliance.ts';
 import * as webhooks from './migrations/0007_webhooks.ts';
+import * as accounts from './migrations/0008_accounts.ts';
 import * as checkoutGuards from './migrations/0009_checkout_guards.ts';
 
 /** The one ordered set of migrations, for both dialects. Append only; never edit a shipped one. */
@@ -18,6 +19,7 @@ export const migrations: Record<string, Migration> = {
   '0005_api_keys': apiKeys,
   '0006_compliance': compliance,
   '0007_webhooks': webhooks,
+  '0008_accounts': accounts,
   '0009_checkout_guards': checkoutGuards,
 };
 

@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import type { AuthThrottlesTable, SessionsTable, UsersTable } from '../accounts/accounts.table.ts';
 import type { ApiKeysTable } from '../api/api-keys.table.ts';
 import type { MppChallengeClaimsTable, MppServerSecretsTable } from '../channels/mpp/mpp.table.ts';
 import type { CheckoutSessionsTable } from '../checkout/checkout.table.ts';
@@ -57,6 +58,9 @@ export interface Database {
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  users: UsersTable;
+  sessions: SessionsTable;
+  auth_throttles: AuthThrottlesTable;
 }
 
 export type Db = Kysely<Database>;

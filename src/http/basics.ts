@@ -21,7 +21,13 @@ const SECURITY_HEADERS: Record<string, string> = {
   'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
 };
 
-export function registerHttpBasics(app: FastifyInstance, options: { https: boolean }): void {
+export interface HttpBasicsOptions {
+  https: boolean;
+  /** Answers an unknown path in another format (the app's HTML page for browsers), or leaves it to problem+json. */
+  notFoundPage?: (request: FastifyRequest, reply: FastifyReply) => FastifyReply | undefined;
+}
+
+export function registerHttpBasics(app: FastifyInstance, options: HttpBasicsOptions): void {
   useBoundedJsonParser(app, { emptyIsNone: false });
   const methodsByRoute = findMyWay();
   app.addHook('onRoute', (route) => {
@@ -63,7 +69,10 @@ export function registerHttpBasics(app: FastifyInstance, options: { https: boole
         problem(request, 405, 'method_not_allowed', `Use ${allowed.join(' or ')} on this path.`),
       );
     }
-    return sendProblem(reply, problem(request, 404, 'not_found', 'No such resource.'));
+    return (
+      options.notFoundPage?.(request, reply) ??
+      sendProblem(reply, problem(request, 404, 'not_found', 'No such resource.'))
+    );
   });
 
   app.setErrorHandler(handleProblemError);

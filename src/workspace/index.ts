@@ -7,13 +7,23 @@ export {
   type WorkspaceDetails,
   type WorkspaceSummary,
 } from './directory.ts';
+  type AcceptError,
+  acceptInvitation,
+  findInvitation,
+  INVITATION_LIFETIME_MS,
+  INVITATIONS_PER_ADDRESS_PER_HOUR,
+  type Invitation,
+  type InvitationStatus,
+  type ResendError,
+  resendInvitation,
+} from './invitations.ts';
+export { canManageWorkspace, findMembership, listMemberships, type Membership } from './members.ts';
 export { findWorkspaceOwner, type WorkspaceOwner } from './owner.ts';
 export {
   type EndedTerm,
   endElapsedTerms,
   findWorkspaceByOrder,
   getWorkspace,
-  INVITATION_LIFETIME_MS,
   type NewTerm,
   type Provisioned,
   type ProvisionInput,

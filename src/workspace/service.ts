@@ -1,12 +1,10 @@
-import { PLANS, type PlanId, type TermLength, termEnd } from '../catalog/index.ts';
+import { type PlanId, type TermLength, termEnd } from '../catalog/index.ts';
 import { seedControls } from '../compliance/index.ts';
 import type { Db, Tx } from '../db/schema.ts';
-import { queueMail, renderOwnerInvitation } from '../mail/index.ts';
-import { type Clock, DAY_MS } from '../shared/clock.ts';
-import { newId, newSecret, sha256Hex } from '../shared/ids.ts';
+import type { Clock } from '../shared/clock.ts';
+import { newId } from '../shared/ids.ts';
 import { publishEvent } from '../webhooks/index.ts';
-
-export const INVITATION_LIFETIME_MS = 7 * DAY_MS;
+import { sendInvitation } from './send-invitation.ts';
 
 export interface WorkspaceContext {
   clock: Clock;
@@ -103,47 +101,19 @@ export async function provisionWorkspace(
   }
 
   await seedControls(trx, workspaceId, now);
-  await inviteOwner(trx, workspaceId, input, currentTerm, ctx);
+  await sendInvitation(
+    trx,
+    { workspaceId, workspaceName: input.name, plan: input.plan, termEndsAt: currentTerm?.endsAt ?? null },
+    { email: input.ownerEmail, role: 'owner' },
+    ctx,
+  );
   return {
     workspace: { id: workspaceId, name: input.name, plan: input.plan, createdAt: now, currentTerm },
     created: true,
   };
 }
 
-async function inviteOwner(
-  trx: Tx,
-  workspaceId: string,
-  input: ProvisionInput,
-  term: Term | null,
-  ctx: WorkspaceContext,
-): Promise<void> {
-  const now = ctx.clock.now();
-  const token = newSecret('inv_');
-  const expiresAt = new Date(now.getTime() + INVITATION_LIFETIME_MS);
-  await trx
-    .insertInto('workspace_invitations')
-    .values({
-      id: newId('invite', now),
-      workspace_id: workspaceId,
-      email: input.ownerEmail,
-      role: 'owner',
-      token_hash: sha256Hex(token),
-      expires_at: expiresAt.getTime(),
-      accepted_at: null,
-      created_at: now.getTime(),
-    })
-    .execute();
-  const mail = renderOwnerInvitation({
-    workspaceName: input.name,
-    planName: PLANS[input.plan].name,
-    termEndsAt: term?.endsAt ?? null,
-    acceptUrl: `${ctx.baseUrl}/invitations/${token}`,
-    expiresAt,
-  });
-  await queueMail(trx, ctx.clock, input.ownerEmail, mail, { workspaceId });
-}
-
-type TermRow = {
+export type TermRow = {
   plan: PlanId;
   term: TermLength;
   starts_at: number;
@@ -152,7 +122,7 @@ type TermRow = {
   order_id: string;
 };
 
-function toTerm(row: TermRow): Term {
+export function toTerm(row: TermRow): Term {
   return {
     plan: row.plan,
     term: row.term,
@@ -164,7 +134,7 @@ function toTerm(row: TermRow): Term {
   };
 }
 
-const termColumns = ['plan', 'term', 'starts_at', 'ends_at', 'channel', 'order_id'] as const;
+export const termColumns = ['plan', 'term', 'starts_at', 'ends_at', 'channel', 'order_id'] as const;
 
 export async function getWorkspace(db: Db, workspaceId: string): Promise<Workspace | undefined> {
   const row = await db.selectFrom('workspaces').selectAll().where('id', '=', workspaceId).executeTakeFirst();

@@ -29,6 +29,8 @@ export interface WorkspaceMembersTable {
   workspace_id: string;
   email: string;
   role: MemberRole;
+  /** The account that accepted the invitation (null for members added before accounts existed). */
+  user_id: string | null;
   created_at: number;
 }
 
@@ -41,5 +43,7 @@ export interface WorkspaceInvitationsTable {
   token_hash: string;
   expires_at: number;
   accepted_at: number | null;
+  /** Set when a newer invitation to the same address replaced this one. */
+  revoked_at: number | null;
   created_at: number;
 }

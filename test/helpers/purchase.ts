@@ -56,6 +56,8 @@ export async function startPurchaseFixture(
     captureLogs?: boolean;
     /** A database of the test's own (e.g. a shared one a child process opens too). */
     database?: TestDatabase;
+    /** Configuration on top of the test defaults (e.g. a BASE_URL a browser can reach). */
+    env?: Record<string, string>;
   } = {},
 ): Promise<PurchaseFixture> {
   const logs: string[] = [];
@@ -71,6 +73,7 @@ export async function startPurchaseFixture(
   const smtp = await startTestSmtpServer();
   t.after(() => smtp.close());
   const runtime = await startTestRuntime(t, {
+    env: options.env,
     clock,
     mailTransport: createSmtpTransport(smtp.url),
     paymentProvider: createStripeAdapter({

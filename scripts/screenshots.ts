@@ -1,0 +1,121 @@
+/**
+ * `npm run screenshots`: PNGs of the app's main pages in docs/screenshots/, taken with Debian's
+ * Chromium (CHROMIUM_PATH) from a service on an in-memory database with a fixed clock (the dates
+ * shown stay the same; the API key shown once is new on every run).
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium, type Page } from 'playwright-core';
+import { loadConfig } from '../src/config.ts';
+import { inTransaction } from '../src/db/transaction.ts';
+import type { MailTransport, OutgoingMail } from '../src/mail/index.ts';
+import { createRuntime } from '../src/runtime.ts';
+import { DAY_MS, ManualClock } from '../src/shared/clock.ts';
+import { provisionWorkspace } from '../src/workspace/index.ts';
+import { freePort } from '../test/helpers/web.ts';
+
+const OUT = path.join(import.meta.dirname, '..', 'docs', 'screenshots');
+const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+const sent: OutgoingMail[] = [];
+const mailbox: MailTransport = {
+  kind: 'smtp',
+  async send(mail) {
+    sent.push(mail);
+    return { messageId: String(sent.length) };
+  },
+  close() {},
+};
+
+const port = await freePort();
+const baseUrl = `http://127.0.0.1:${port}`;
+const clock = new ManualClock('2026-03-02T09:30:00.000Z');
+const runtime = await createRuntime(
+  loadConfig({ NODE_ENV: 'test', BASE_URL: baseUrl, DATABASE_URL: 'sqlite::memory:' }),
+  { clock, mailTransport: mailbox },
+);
+await runtime.app.listen({ port, host: '127.0.0.1' });
+
+async function buy(name: string, email: string): Promise<string> {
+  await inTransaction(runtime.database.db, (trx) =>
+    provisionWorkspace(
+      trx,
+      {
+        name,
+        plan: 'pro',
+        ownerEmail: email,
+        term: { term: 'year', startsAt: clock.now(), channel: 'acp', orderId: `ord_screenshot_${email}` },
+      },
+      { clock, baseUrl },
+    ),
+  );
+  await runtime.jobs.drain();
+  const link = sent.at(-1)?.text.match(/http\S+\/invitations\/\S+/)?.[0];
+  if (!link) throw new Error('no invitation sent');
+  return link;
+}
+
+const profile = mkdtempSync(path.join(tmpdir(), 'svc-screenshots-'));
+const browser = await chromium.launchPersistentContext(profile, {
+  executablePath: CHROMIUM_PATH,
+  headless: true,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+  viewport: { width: 1200, height: 800 },
+});
+mkdirSync(OUT, { recursive: true });
+
+async function shoot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: path.join(OUT, `${name}.png`), fullPage: true });
+  console.log(`docs/screenshots/${name}.png`);
+}
+
+try {
+  const page = await browser.newPage();
+  await page.goto(`${baseUrl}/`);
+  await shoot(page, 'home');
+
+  const invitation = await buy('Acme Robotics Ltd', 'ada@acme.example');
+  await page.goto(invitation);
+  await shoot(page, 'invitation');
+
+  await page.getByLabel('New password').fill('correct horse battery staple');
+  await page.getByRole('button', { name: 'Accept and open the workspace' }).click();
+  await page.waitForURL(/\/w\/ws_/);
+  await shoot(page, 'workspace');
+
+  const workspaceUrl = page.url();
+  await page.goto(`${workspaceUrl}/integrations`);
+  await page.getByLabel('Name').fill('CI pipeline');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await page.getByLabel('Name').fill('Compliance agent');
+  await page.getByLabel('Expires').selectOption('90');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await page.locator('#new-key-value').waitFor();
+  await shoot(page, 'integrations');
+
+  const phone = await browser.newPage();
+  await phone.setViewportSize({ width: 390, height: 844 });
+  await phone.goto(`${workspaceUrl}/integrations`);
+  await shoot(phone, 'integrations-phone');
+  await phone.close();
+
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.goto(`${baseUrl}/sign-in`);
+  await page.getByLabel('Email address').fill('ada@acme.example');
+  await page.getByLabel('Password').fill('not the password');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await shoot(page, 'sign-in');
+
+  const expiring = await buy('Globex Corporation', 'hank@globex.example');
+  clock.advance(8 * DAY_MS);
+  await page.goto(expiring);
+  await shoot(page, 'invitation-expired');
+
+  await page.goto(`${baseUrl}/no-such-page`);
+  await shoot(page, 'not-found');
+} finally {
+  await browser.close();
+  rmSync(profile, { recursive: true, force: true });
+  await runtime.close();
+}

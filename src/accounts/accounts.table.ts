@@ -1,0 +1,31 @@
+/** A person who signs in to the app. */
+export interface UsersTable {
+  id: string;
+  /** As the person gave it. */
+  email: string;
+  /** `normalizeEmail(email)`: unique, so addresses differing only in case are one account. */
+  email_key: string;
+  /** Argon2id PHC string; null for an account that signs in another way (later: passkeys, email links). */
+  password_hash: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A signed-in browser; the cookie carries the secret, the table only its SHA-256. */
+export interface SessionsTable {
+  id: string;
+  token_hash: string;
+  user_id: string;
+  created_at: number;
+  /** Updated at most once a minute; the idle timeout counts from here. */
+  last_seen_at: number;
+  /** The absolute timeout: the session ends here however active it is. */
+  expires_at: number;
+}
+
+/** Guesses counted per key (`account:<sha256 of the address>`, `ip:<address>`) in a fixed window. */
+export interface AuthThrottlesTable {
+  key: string;
+  attempts: number;
+  window_started_at: number;
+}

@@ -1,0 +1,27 @@
+export { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, passwordProblem } from './passwords.ts';
+export {
+  deleteExpiredSessions,
+  endSession,
+  type NewSession,
+  resumeSession,
+  SESSION_ABSOLUTE_TIMEOUT_MS,
+  SESSION_IDLE_TIMEOUT_MS,
+  type Session,
+  startSession,
+} from './sessions.ts';
+export { type CredentialsError, checkCredentials } from './sign-in.ts';
+export {
+  ATTEMPTS_PER_ACCOUNT,
+  ATTEMPTS_PER_CLIENT,
+  deleteStaleThrottles,
+  THROTTLE_WINDOW_MS,
+} from './throttle.ts';
+export {
+  createUser,
+  emailsOfUsers,
+  findUserByEmail,
+  findUserById,
+  isValidEmail,
+  normalizeEmail,
+  type User,
+} from './users.ts';

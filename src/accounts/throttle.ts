@@ -1,0 +1,75 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/schema.ts';
+import { MINUTE_MS } from '../shared/clock.ts';
+import { sha256Hex } from '../shared/ids.ts';
+import { normalizeEmail } from './users.ts';
+
+/**
+ * Password guesses allowed per window, counted in the database so every instance sees the same
+ * counts. An address is counted whether or not it has an account, so being throttled says
+ * nothing about that; a correct password clears the address's count (not the client's).
+ */
+export const THROTTLE_WINDOW_MS = 15 * MINUTE_MS;
+export const ATTEMPTS_PER_ACCOUNT = 10;
+export const ATTEMPTS_PER_CLIENT = 50;
+
+export function accountThrottleKey(email: string): string {
+  return `account:${sha256Hex(normalizeEmail(email))}`;
+}
+
+export function clientThrottleKey(ip: string): string {
+  return `ip:${ip}`;
+}
+
+/**
+ * Counts one attempt under `key` and answers how many the current window holds, in one
+ * statement (concurrent guesses cannot slip past the count). A window that has passed restarts.
+ */
+async function countAttempt(
+  db: Db,
+  key: string,
+  now: number,
+): Promise<{ attempts: number; windowStart: number }> {
+  const windowFloor = now - THROTTLE_WINDOW_MS;
+  const row = await db
+    .insertInto('auth_throttles')
+    .values({ key, attempts: 1, window_started_at: now })
+    .onConflict((oc) =>
+      oc.column('key').doUpdateSet({
+        attempts: sql<number>`case when auth_throttles.window_started_at <= ${windowFloor} then 1 else auth_throttles.attempts + 1 end`,
+        window_started_at: sql<number>`case when auth_throttles.window_started_at <= ${windowFloor} then ${now} else auth_throttles.window_started_at end`,
+      }),
+    )
+    .returning(['attempts', 'window_started_at'])
+    .executeTakeFirstOrThrow();
+  return { attempts: Number(row.attempts), windowStart: Number(row.window_started_at) };
+}
+
+export type ThrottleVerdict = { allowed: true } | { allowed: false; retryAfterMs: number };
+
+/** Counts a guess for the address and for the client; refused when either is over its limit. */
+export async function countGuess(
+  db: Db,
+  now: number,
+  input: { email: string; ip: string },
+): Promise<ThrottleVerdict> {
+  const account = await countAttempt(db, accountThrottleKey(input.email), now);
+  const client = await countAttempt(db, clientThrottleKey(input.ip), now);
+  const over = [
+    account.attempts > ATTEMPTS_PER_ACCOUNT ? account.windowStart : undefined,
+    client.attempts > ATTEMPTS_PER_CLIENT ? client.windowStart : undefined,
+  ].filter((start): start is number => start !== undefined);
+  if (over.length === 0) return { allowed: true };
+  return { allowed: false, retryAfterMs: Math.max(...over) + THROTTLE_WINDOW_MS - now };
+}
+
+export async function clearAccountGuesses(db: Db, email: string): Promise<void> {
+  await db.deleteFrom('auth_throttles').where('key', '=', accountThrottleKey(email)).execute();
+}
+
+export async function deleteStaleThrottles(db: Db, now: number): Promise<void> {
+  await db
+    .deleteFrom('auth_throttles')
+    .where('window_started_at', '<=', now - THROTTLE_WINDOW_MS)
+    .execute();
+}

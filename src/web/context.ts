@@ -1,0 +1,15 @@
+import type { Config } from '../config.ts';
+import type { Db } from '../db/schema.ts';
+import type { Clock } from '../shared/clock.ts';
+
+export interface WebDeps {
+  db: Db;
+  clock: Clock;
+  config: Config;
+}
+
+/** Local development runs on plain http; everywhere else cookies are Secure and `__Host-` prefixed. */
+export function isLocalDevelopmentUrl(baseUrl: string): boolean {
+  const url = new URL(baseUrl);
+  return url.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+}

@@ -1,0 +1,60 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { isStorableText } from '../shared/text.ts';
+
+/** Form posts are small: names, addresses, passwords. */
+const FORM_BODY_LIMIT_BYTES = 16 * 1024;
+
+export type FormBody = Record<string, string>;
+
+/**
+ * Pages post `application/x-www-form-urlencoded` and nothing else: JSON and other bodies are
+ * refused (415) in the web scope, so the app's forms are not a second JSON API.
+ */
+export function acceptFormBodies(scope: FastifyInstance): void {
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT_BYTES },
+    (_request, body, done) => {
+      const fields: FormBody = Object.create(null);
+      for (const [name, value] of new URLSearchParams(body as string)) fields[name] = value;
+      done(null, fields);
+    },
+  );
+}
+
+/** One text field of the posted form; '' when absent. */
+export function field(request: FastifyRequest, name: string): string {
+  const body = request.body as FormBody | undefined;
+  const value = body?.[name];
+  return typeof value === 'string' ? value : '';
+}
+
+/** Whether a field's text can be stored as given (no NUL, no unpaired surrogate). */
+export function isStorable(value: string): boolean {
+  return isStorableText(value);
+}
+
+/**
+ * Where to go after signing in or out: only a path on this site (`/w/...`), never another origin
+ * (`//evil.example`, `/\evil.example`, `https://...`); anything else is the default.
+ */
+export function safeNextPath(next: string | undefined, fallback: string): string {
+  if (
+    !next ||
+    next.length > 512 ||
+    !next.startsWith('/') ||
+    next.startsWith('//') ||
+    next.startsWith('/\\')
+  ) {
+    return fallback;
+  }
+  if ([...next].some((ch) => ch === '\\' || ch < ' ' || ch === '\u007f')) return fallback;
+  try {
+    const resolved = new URL(next, 'http://app.invalid');
+    if (resolved.origin !== 'http://app.invalid') return fallback;
+    return `${resolved.pathname}${resolved.search}`;
+  } catch {
+    return fallback;
+  }
+}

@@ -1,0 +1,109 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { WebDeps } from './context.ts';
+import { acceptFormBodies } from './forms.ts';
+import { isMachinePath } from './machine-paths.ts';
+import { renderPage, sendHtml, sendPage } from './render.ts';
+import { integrationRoutes } from './routes/integrations.ts';
+import { invitationRoutes } from './routes/invitations.ts';
+import { publicRoutes } from './routes/public.ts';
+import { signInRoutes } from './routes/sign-in.ts';
+import { workspaceRoutes } from './routes/workspaces.ts';
+import { hasValidCsrfToken, loadVisit, sessionCookiesFor } from './session.ts';
+
+export type { WebDeps } from './context.ts';
+
+/**
+ * The app for people: public pages, sign-in, invitations and the workspace pages, rendered on the
+ * server. Everything here is one encapsulated scope with its own body parser (forms only),
+ * session hook, cross-site request checks and HTML error pages.
+ */
+export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<void> {
+  const cookies = sessionCookiesFor(deps.config.baseUrl);
+  const origin = new URL(deps.config.baseUrl).origin;
+  acceptFormBodies(scope);
+
+  scope.addHook('onRequest', async (request, reply) => {
+    if (request.routeOptions.config.asset) return;
+    await loadVisit(deps, cookies, request, reply);
+  });
+
+  scope.addHook('preHandler', async (request, reply) => {
+    if (request.method !== 'POST') return;
+    const body = request.body as Record<string, string> | undefined;
+    if (!isSameSiteRequest(request, origin) || !hasValidCsrfToken(request, body?._csrf)) {
+      return sendPage(
+        request,
+        reply,
+        'error',
+        {
+          title: 'Form not accepted',
+          heading: 'This form could not be accepted',
+          message:
+            'It was sent from another site, or the page was open for too long. Go back, reload the page and try again.',
+        },
+        403,
+      );
+    }
+  });
+
+  scope.setErrorHandler((error: FastifyError, request, reply) => answerWithErrorPage(error, request, reply));
+
+  const routeDeps = { ...deps, cookies };
+  publicRoutes(scope);
+  signInRoutes(scope, routeDeps);
+  invitationRoutes(scope, routeDeps);
+  workspaceRoutes(scope, routeDeps);
+  integrationRoutes(scope, routeDeps);
+}
+
+/**
+ * A state-changing request must come from one of our own pages: a browser's `Origin` must be
+ * ours; when it sends `Origin: null` (a page with a no-referrer policy) or none, `Sec-Fetch-Site`
+ * must say same-origin. Clients that send neither header (not a browser) still need the token.
+ */
+function isSameSiteRequest(request: FastifyRequest, origin: string): boolean {
+  const sentOrigin = request.headers.origin;
+  if (sentOrigin !== undefined && sentOrigin !== 'null') return sentOrigin === origin;
+  const site = request.headers['sec-fetch-site'];
+  if (site === undefined) return sentOrigin === undefined;
+  return site === 'same-origin';
+}
+
+function answerWithErrorPage(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const status =
+    error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+  if (status === 500) request.log.error({ err: error }, 'unhandled error');
+  return sendPage(
+    request,
+    reply,
+    'error',
+    status === 500
+      ? {
+          title: 'Something went wrong',
+          heading: 'Something went wrong on our side',
+          message: 'The page could not be shown. Try again in a moment.',
+          requestId: request.id,
+        }
+      : {
+          title: 'Request not accepted',
+          heading: 'This request could not be accepted',
+          message: 'The page sent something we could not read. Go back and try again.',
+        },
+    status,
+  );
+}
+
+/**
+ * The 404 of paths no route knows: a page in the app's style for browsers asking for HTML;
+ * undefined (the caller's problem+json) for API, protocol and machine paths and other clients.
+ */
+export function notFoundPage(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
+  const path = request.url.split('?')[0] ?? '/';
+  if (isMachinePath(path) || !acceptsHtml(request)) return undefined;
+  return sendHtml(reply, renderPage('not-found', undefined, { title: 'Page not found' }), 404);
+}
+
+function acceptsHtml(request: FastifyRequest): boolean {
+  const accept = request.headers.accept;
+  return typeof accept === 'string' && /\btext\/html\b/i.test(accept);
+}

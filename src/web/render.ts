@@ -1,0 +1,106 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Eta } from 'eta';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Visit } from './session.ts';
+
+const VIEWS = path.join(import.meta.dirname, 'views');
+const ASSETS = path.join(import.meta.dirname, 'assets');
+
+/** Eta escapes every `<%= %>` output by default; `<%~ %>` (unescaped) is used only for the layout's body. */
+const eta = new Eta({ views: VIEWS, cache: true, autoEscape: true, autoTrim: false });
+
+/**
+ * App pages load scripts and styles only from the service itself: no inline script or style, no
+ * other origin, forms post only here, and no page may be framed.
+ */
+export const APP_CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/**
+ * Same-origin requests carry the referrer (and so a real `Origin` on form posts, which the
+ * cross-site check needs); other origins get nothing, so an invitation URL never leaks.
+ */
+export const APP_REFERRER_POLICY = 'same-origin';
+
+export interface Asset {
+  body: Buffer;
+  type: string;
+  /** Content hash, appended to the asset's URL so it can be cached for long. */
+  version: string;
+}
+
+function loadAsset(file: string, type: string): Asset {
+  const body = readFileSync(path.join(ASSETS, file));
+  return { body, type, version: createHash('sha256').update(body).digest('hex').slice(0, 12) };
+}
+
+export const ASSET_FILES: Record<string, Asset> = {
+  'app.css': loadAsset('app.css', 'text/css; charset=utf-8'),
+  'app.js': loadAsset('app.js', 'text/javascript; charset=utf-8'),
+  'icon.svg': loadAsset('icon.svg', 'image/svg+xml'),
+};
+
+function assetUrl(name: string): string {
+  return `/assets/${name}?v=${ASSET_FILES[name]?.version ?? ''}`;
+}
+
+const dateTime = new Intl.DateTimeFormat('en-GB', {
+  dateStyle: 'medium',
+  timeStyle: 'short',
+  timeZone: 'UTC',
+});
+const dateOnly = new Intl.DateTimeFormat('en-GB', { dateStyle: 'long', timeZone: 'UTC' });
+const dollars = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' });
+
+/** What every template can use besides its own data. */
+const helpers = {
+  assetUrl,
+  dateTime: (value: Date) => `${dateTime.format(value)} UTC`,
+  date: (value: Date) => dateOnly.format(value),
+  iso: (value: Date) => value.toISOString(),
+  money: (minorUnits: number) => dollars.format(minorUnits / 100),
+};
+
+export type PageData = { title: string } & Record<string, unknown>;
+
+export function renderPage(view: string, visit: Visit | undefined, data: PageData): string {
+  return eta.render(`./${view}`, { ...data, visit: visit ?? { user: null, csrfToken: '' }, h: helpers });
+}
+
+/** Sends a page with the app's security headers; never cached, since pages depend on who asks. */
+export function sendPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  view: string,
+  data: PageData,
+  status = 200,
+): FastifyReply {
+  return sendHtml(reply, renderPage(view, request.visit, data), status);
+}
+
+export function sendHtml(reply: FastifyReply, html: string, status: number): FastifyReply {
+  return reply
+    .code(status)
+    .header('content-security-policy', APP_CONTENT_SECURITY_POLICY)
+    .header('cache-control', 'no-store')
+    .header('referrer-policy', APP_REFERRER_POLICY)
+    .type('text/html; charset=utf-8')
+    .send(html);
+}
+
+export function sendNotFound(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendPage(request, reply, 'not-found', { title: 'Page not found' }, 404);
+}
+
+export function sendForbidden(request: FastifyRequest, reply: FastifyReply, message: string): FastifyReply {
+  return sendPage(request, reply, 'error', { title: 'Not allowed', heading: 'Not allowed', message }, 403);
+}

@@ -1,0 +1,30 @@
+import type { FastifyInstance } from 'fastify';
+import { PLANS } from '../../catalog/index.ts';
+import { canManageWorkspace, listMemberships } from '../../workspace/index.ts';
+import { membershipFor, signedInUser } from '../guard.ts';
+import { sendPage } from '../render.ts';
+import type { RouteDeps } from './deps.ts';
+
+const planNames = Object.fromEntries(Object.values(PLANS).map((plan) => [plan.id, plan.name]));
+
+export function workspaceRoutes(app: FastifyInstance, deps: RouteDeps): void {
+  app.get('/workspaces', async (request, reply) => {
+    const user = signedInUser(request, reply);
+    if (!user) return reply;
+    const memberships = await listMemberships(deps.db, user.id);
+    return sendPage(request, reply, 'workspaces', { title: 'Your workspaces', memberships, planNames });
+  });
+
+  app.get<{ Params: { workspaceId: string } }>('/w/:workspaceId', async (request, reply) => {
+    const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'view');
+    if (!access) return reply;
+    const { workspace, role } = access.membership;
+    return sendPage(request, reply, 'workspace', {
+      title: workspace.name,
+      workspace,
+      role,
+      planName: PLANS[workspace.plan].name,
+      canManage: canManageWorkspace(role),
+    });
+  });
+}

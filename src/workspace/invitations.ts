@@ -1,0 +1,168 @@
+import type { Db, Tx } from '../db/schema.ts';
+import { inTransaction } from '../db/transaction.ts';
+import { HOUR_MS } from '../shared/clock.ts';
+import { newId, sha256Hex } from '../shared/ids.ts';
+import { err, ok, type Result } from '../shared/result.ts';
+import { sendInvitation } from './send-invitation.ts';
+import { getWorkspace, type Workspace, type WorkspaceContext } from './service.ts';
+import type { MemberRole } from './workspace.table.ts';
+
+export { INVITATION_LIFETIME_MS } from './send-invitation.ts';
+/** Invitations sent to one address of one workspace per hour, the first one included. */
+export const INVITATIONS_PER_ADDRESS_PER_HOUR = 3;
+const TOKEN_PATTERN = /^inv_[A-Za-z0-9_-]{43}$/;
+
+export type InvitationStatus = 'pending' | 'expired' | 'accepted' | 'revoked';
+
+export interface Invitation {
+  id: string;
+  email: string;
+  role: MemberRole;
+  status: InvitationStatus;
+  expiresAt: Date;
+  workspace: Workspace;
+}
+
+function statusOf(
+  row: { accepted_at: number | null; revoked_at: number | null; expires_at: number },
+  now: number,
+): InvitationStatus {
+  if (row.accepted_at !== null) return 'accepted';
+  if (row.revoked_at !== null) return 'revoked';
+  if (row.expires_at <= now) return 'expired';
+  return 'pending';
+}
+
+async function findRow(db: Db, token: string) {
+  if (!TOKEN_PATTERN.test(token)) return undefined;
+  return db
+    .selectFrom('workspace_invitations')
+    .selectAll()
+    .where('token_hash', '=', sha256Hex(token))
+    .executeTakeFirst();
+}
+
+/** The invitation an emailed link names, in whatever state it is; undefined for an unknown token. */
+export async function findInvitation(
+  db: Db,
+  ctx: Pick<WorkspaceContext, 'clock'>,
+  token: string,
+): Promise<Invitation | undefined> {
+  const row = await findRow(db, token);
+  if (!row) return undefined;
+  const workspace = await getWorkspace(db, row.workspace_id);
+  if (!workspace) return undefined;
+  return {
+    id: row.id,
+    email: row.email,
+    role: row.role,
+    status: statusOf(row, ctx.clock.now().getTime()),
+    expiresAt: new Date(row.expires_at),
+    workspace,
+  };
+}
+
+export type AcceptError = 'not_found' | Exclude<InvitationStatus, 'pending'>;
+
+/**
+ * Uses the invitation for an account: one conditional update claims it (of two concurrent
+ * accepts exactly one changes the row), then the account becomes a member with the invited role
+ * (an existing membership of the address is attached to the account). In the caller's
+ * transaction, so whatever else it does (creating the account) commits with it or not at all.
+ */
+export async function acceptInvitation(
+  trx: Tx,
+  ctx: Pick<WorkspaceContext, 'clock'>,
+  input: { token: string; userId: string },
+): Promise<Result<{ workspaceId: string; role: MemberRole }, AcceptError>> {
+  const row = await findRow(trx, input.token);
+  if (!row) return err('not_found');
+  const now = ctx.clock.now().getTime();
+  const claimed = await trx
+    .updateTable('workspace_invitations')
+    .set({ accepted_at: now })
+    .where('id', '=', row.id)
+    .where('accepted_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  if (claimed.numUpdatedRows === 0n) {
+    const current = await trx
+      .selectFrom('workspace_invitations')
+      .select(['accepted_at', 'revoked_at', 'expires_at'])
+      .where('id', '=', row.id)
+      .executeTakeFirstOrThrow();
+    const status = statusOf(current, now);
+    return err(status === 'pending' ? 'accepted' : status);
+  }
+  await trx
+    .insertInto('workspace_members')
+    .values({
+      id: newId('member', new Date(now)),
+      workspace_id: row.workspace_id,
+      email: row.email,
+      role: row.role,
+      user_id: input.userId,
+      created_at: now,
+    })
+    .onConflict((oc) => oc.columns(['workspace_id', 'email']).doUpdateSet({ user_id: input.userId }))
+    .execute();
+  return ok({ workspaceId: row.workspace_id, role: row.role });
+}
+
+export type ResendError =
+  | { code: 'not_found' }
+  | { code: 'still_valid' }
+  | { code: 'too_many'; retryAfterMs: number };
+
+/**
+ * Sends a fresh invitation to the address an expired, used or replaced link was for (same
+ * workspace, same role); earlier unused links to that address stop working. At most
+ * `INVITATIONS_PER_ADDRESS_PER_HOUR` invitations go to one address of a workspace per hour.
+ */
+export async function resendInvitation(
+  db: Db,
+  ctx: WorkspaceContext,
+  token: string,
+): Promise<Result<{ email: string }, ResendError>> {
+  return inTransaction(db, async (trx) => {
+    const row = await findRow(trx, token);
+    if (!row) return err({ code: 'not_found' as const });
+    const now = ctx.clock.now().getTime();
+    if (statusOf(row, now) === 'pending') return err({ code: 'still_valid' as const });
+    const recent = await trx
+      .selectFrom('workspace_invitations')
+      .select('created_at')
+      .where('workspace_id', '=', row.workspace_id)
+      .where('email', '=', row.email)
+      .where('created_at', '>', now - HOUR_MS)
+      .orderBy('created_at')
+      .execute();
+    const oldest = recent[0];
+    if (oldest && recent.length >= INVITATIONS_PER_ADDRESS_PER_HOUR) {
+      return err({ code: 'too_many' as const, retryAfterMs: oldest.created_at + HOUR_MS - now });
+    }
+    const workspace = await getWorkspace(trx, row.workspace_id);
+    if (!workspace) return err({ code: 'not_found' as const });
+    await trx
+      .updateTable('workspace_invitations')
+      .set({ revoked_at: now })
+      .where('workspace_id', '=', row.workspace_id)
+      .where('email', '=', row.email)
+      .where('accepted_at', 'is', null)
+      .where('revoked_at', 'is', null)
+      .execute();
+    await sendInvitation(
+      trx,
+      {
+        workspaceId: workspace.id,
+        workspaceName: workspace.name,
+        plan: workspace.plan,
+        termEndsAt: workspace.currentTerm?.endsAt ?? null,
+      },
+      { email: row.email, role: row.role },
+      ctx,
+    );
+    return ok({ email: row.email });
+  });
+}

@@ -1,0 +1,53 @@
+import { PLANS, type PlanId } from '../catalog/index.ts';
+import type { Tx } from '../db/schema.ts';
+import { queueMail, renderOwnerInvitation } from '../mail/index.ts';
+import { type Clock, DAY_MS } from '../shared/clock.ts';
+import { newId, newSecret, sha256Hex } from '../shared/ids.ts';
+import type { MemberRole } from './workspace.table.ts';
+
+export const INVITATION_LIFETIME_MS = 7 * DAY_MS;
+
+export interface InvitedWorkspace {
+  workspaceId: string;
+  workspaceName: string;
+  plan: PlanId;
+  /** Null on Free. */
+  termEndsAt: Date | null;
+}
+
+/**
+ * Records an invitation (only the token's SHA-256) and queues its email, in the caller's
+ * transaction.
+ */
+export async function sendInvitation(
+  trx: Tx,
+  workspace: InvitedWorkspace,
+  invitee: { email: string; role: MemberRole },
+  ctx: { clock: Clock; baseUrl: string },
+): Promise<void> {
+  const now = ctx.clock.now();
+  const token = newSecret('inv_');
+  const expiresAt = new Date(now.getTime() + INVITATION_LIFETIME_MS);
+  await trx
+    .insertInto('workspace_invitations')
+    .values({
+      id: newId('invite', now),
+      workspace_id: workspace.workspaceId,
+      email: invitee.email,
+      role: invitee.role,
+      token_hash: sha256Hex(token),
+      expires_at: expiresAt.getTime(),
+      accepted_at: null,
+      revoked_at: null,
+      created_at: now.getTime(),
+    })
+    .execute();
+  const mail = renderOwnerInvitation({
+    workspaceName: workspace.workspaceName,
+    planName: PLANS[workspace.plan].name,
+    termEndsAt: workspace.termEndsAt,
+    acceptUrl: `${ctx.baseUrl}/invitations/${token}`,
+    expiresAt,
+  });
+  await queueMail(trx, ctx.clock, invitee.email, mail, { workspaceId: workspace.workspaceId });
+}

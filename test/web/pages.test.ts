@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { SELLABLE_ITEMS } from '../../src/catalog/index.ts';
+import { testDialect } from '../helpers/database.ts';
+import { startAppFixture, webClient } from '../helpers/web.ts';
+
+describe(`public pages on ${testDialect}`, () => {
+  it('says what the service is, lists the six plans at their catalog prices, and where agents and engineers start', async (t) => {
+    const fixture = await startAppFixture(t);
+    const home = await webClient(fixture.runtime.app).get('/');
+    assert.equal(home.status, 200);
+    assert.match(home.body, /ISO 27001 readiness workspaces/);
+    assert.equal(SELLABLE_ITEMS.length, 6);
+    for (const item of SELLABLE_ITEMS) {
+      const dollars = (item.price.amount / 100).toLocaleString('en-US', {
+        style: 'currency',
+        currency: 'USD',
+      });
+      assert.match(
+        home.body,
+        new RegExp(
+          `${dollars.replace('$', '\\$')}</span> for one (month|year) <span class="muted">\\(<code>${item.id}</code>`,
+        ),
+      );
+    }
+    for (const href of [
+      '/.well-known/acp.json',
+      '/.well-known/ucp',
+      '/openapi.json',
+      '/api/v1/docs',
+      '/api/v1/openapi.json',
+    ]) {
+      assert.ok(home.body.includes(`href="${href}"`), href);
+    }
+  });
+
+  it('answers every link the pages and the discovery documents publish', async (t) => {
+    const fixture = await startAppFixture(t);
+    const app = fixture.runtime.app;
+    const client = webClient(app);
+    const links = new Set<string>();
+    for (const path of ['/', '/legal/terms', '/legal/privacy', '/sign-in']) {
+      const page = await client.get(path);
+      for (const [, href] of page.body.matchAll(/href="([^"]+)"/g))
+        if (href?.startsWith('/')) links.add(href);
+    }
+    // The legal links every ACP and UCP checkout session carries, and the MPP document's homepage.
+    links.add('/legal/terms').add('/legal/privacy').add('/');
+    for (const link of links) {
+      const answer = await app.inject({ url: link, headers: { accept: 'text/html' } });
+      assert.ok([200, 303].includes(answer.statusCode), `${link} answered ${answer.statusCode}`);
+    }
+  });
+
+  it('answers unknown paths with the HTML page for browsers and problem+json for everything else', async (t) => {
+    const fixture = await startAppFixture(t);
+    const app = fixture.runtime.app;
+    const browser = await app.inject({
+      url: '/no-such-page',
+      headers: { accept: 'text/html,application/xhtml+xml' },
+    });
+    assert.equal(browser.statusCode, 404);
+    assert.match(browser.headers['content-type'] ?? '', /^text\/html/);
+    assert.match(browser.body, /<h1>Page not found<\/h1>/);
+
+    const client = await app.inject({ url: '/no-such-page' });
+    assert.equal(client.statusCode, 404);
+    assert.equal(client.json().code, 'not_found');
+    for (const url of ['/api/v1/nope', '/api/acp/nope', '/.well-known/nope']) {
+      const machine = await app.inject({ url, headers: { accept: 'text/html' } });
+      assert.equal(machine.statusCode, 404, url);
+      assert.doesNotMatch(machine.headers['content-type'] ?? '', /text\/html/, url);
+    }
+  });
+
+  it('serves pages under a strict content security policy with no inline script or style', async (t) => {
+    const fixture = await startAppFixture(t);
+    const page = await webClient(fixture.runtime.app).get('/');
+    const policy = String(page.headers['content-security-policy']);
+    assert.match(policy, /default-src 'none'/);
+    assert.match(policy, /script-src 'self'(;|$)/);
+    assert.match(policy, /style-src 'self'(;|$)/);
+    assert.match(policy, /form-action 'self'/);
+    assert.match(policy, /frame-ancestors 'none'/);
+    assert.doesNotMatch(policy, /unsafe-inline|unsafe-eval/);
+    assert.equal(page.headers['cache-control'], 'no-store');
+    assert.doesNotMatch(page.body, /<script(?![^>]*\bsrc=)[^>]*>/, 'no inline script');
+    assert.doesNotMatch(page.body, /<style|\sstyle=/, 'no inline style');
+
+    const css = await fixture.runtime.app.inject({
+      url: /href="(\/assets\/app\.css\?v=\w+)"/.exec(page.body)?.[1] ?? '',
+    });
+    assert.equal(css.statusCode, 200);
+    assert.match(css.headers['content-type'] ?? '', /^text\/css/);
+    assert.match(String(css.headers['cache-control']), /immutable/);
+  });
+});
