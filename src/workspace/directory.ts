@@ -1,9 +1,9 @@
 import type { PlanId, TermLength } from '../catalog/index.ts';
 import type { Db } from '../db/schema.ts';
+import { type InvitationStatus, invitationStatus } from './invitations.ts';
 import type { MemberRole } from './workspace.table.ts';
 
 /** Where an invitation stands as of `now`; there is no revocation yet. */
-export type InvitationState = 'pending' | 'accepted' | 'expired';
 
 export interface WorkspaceSummary {
   id: string;
@@ -13,7 +13,7 @@ export interface WorkspaceSummary {
   /** The end of the term in force; null on Free. */
   termEndsAt: Date | null;
   /** The newest owner invitation: to whom, and whether it was taken up. */
-  owner: { email: string; invitation: InvitationState } | null;
+  owner: { email: string; invitation: InvitationStatus } | null;
 }
 
 export interface TermRecord {
@@ -31,7 +31,7 @@ export interface InvitationRecord {
   id: string;
   email: string;
   role: MemberRole;
-  state: InvitationState;
+  state: InvitationStatus;
   createdAt: Date;
   expiresAt: Date;
   acceptedAt: Date | null;
@@ -47,14 +47,6 @@ export interface WorkspaceDetails {
   members: { email: string; role: MemberRole; joinedAt: Date }[];
   /** Newest first. */
   invitations: InvitationRecord[];
-}
-
-function invitationState(
-  row: { accepted_at: number | null; expires_at: number },
-  now: Date,
-): InvitationState {
-  if (row.accepted_at !== null) return 'accepted';
-  return row.expires_at <= now.getTime() ? 'expired' : 'pending';
 }
 
 /**
@@ -106,7 +98,7 @@ export async function listWorkspaces(
     .execute();
   const ownerInvitations = await db
     .selectFrom('workspace_invitations')
-    .select(['workspace_id', 'email', 'accepted_at', 'expires_at'])
+    .select(['workspace_id', 'email', 'accepted_at', 'revoked_at', 'expires_at'])
     .where('workspace_id', 'in', ids)
     .where('role', '=', 'owner')
     .orderBy('created_at')
@@ -126,7 +118,9 @@ export async function listWorkspaces(
       plan: workspace.plan,
       createdAt: new Date(workspace.created_at),
       termEndsAt: termEndsAt === undefined ? null : new Date(termEndsAt),
-      owner: invitation ? { email: invitation.email, invitation: invitationState(invitation, now) } : null,
+      owner: invitation
+        ? { email: invitation.email, invitation: invitationStatus(invitation, now.getTime()) }
+        : null,
     };
   });
 }
@@ -187,7 +181,7 @@ export async function describeWorkspace(
       id: invitation.id,
       email: invitation.email,
       role: invitation.role,
-      state: invitationState(invitation, now),
+      state: invitationStatus(invitation, now.getTime()),
       createdAt: new Date(invitation.created_at),
       expiresAt: new Date(invitation.expires_at),
       acceptedAt: invitation.accepted_at === null ? null : new Date(invitation.accepted_at),

@@ -1,12 +1,12 @@
 export {
   describeWorkspace,
   type InvitationRecord,
-  type InvitationState,
   listWorkspaces,
   type TermRecord,
   type WorkspaceDetails,
   type WorkspaceSummary,
 } from './directory.ts';
+export {
   type AcceptError,
   acceptInvitation,
   findInvitation,

@@ -23,7 +23,7 @@ export interface Invitation {
   workspace: Workspace;
 }
 
-function statusOf(
+export function invitationStatus(
   row: { accepted_at: number | null; revoked_at: number | null; expires_at: number },
   now: number,
 ): InvitationStatus {
@@ -56,7 +56,7 @@ export async function findInvitation(
     id: row.id,
     email: row.email,
     role: row.role,
-    status: statusOf(row, ctx.clock.now().getTime()),
+    status: invitationStatus(row, ctx.clock.now().getTime()),
     expiresAt: new Date(row.expires_at),
     workspace,
   };
@@ -92,7 +92,7 @@ export async function acceptInvitation(
       .select(['accepted_at', 'revoked_at', 'expires_at'])
       .where('id', '=', row.id)
       .executeTakeFirstOrThrow();
-    const status = statusOf(current, now);
+    const status = invitationStatus(current, now);
     return err(status === 'pending' ? 'accepted' : status);
   }
   await trx
@@ -129,7 +129,7 @@ export async function resendInvitation(
     const row = await findRow(trx, token);
     if (!row) return err({ code: 'not_found' as const });
     const now = ctx.clock.now().getTime();
-    if (statusOf(row, now) === 'pending') return err({ code: 'still_valid' as const });
+    if (invitationStatus(row, now) === 'pending') return err({ code: 'still_valid' as const });
     const recent = await trx
       .selectFrom('workspace_invitations')
       .select('created_at')
