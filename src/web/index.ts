@@ -100,7 +100,7 @@ function answerWithErrorPage(error: FastifyError, request: FastifyRequest, reply
 export function notFoundPage(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
   const path = request.url.split('?')[0] ?? '/';
   if (isMachinePath(path) || !acceptsHtml(request)) return undefined;
-  return sendHtml(reply, renderPage('not-found', undefined, { title: 'Page not found' }), 404);
+  return sendHtml(reply, renderPage('not-found', undefined, { title: 'Page not found' }, 404), 404);
 }
 
 function acceptsHtml(request: FastifyRequest): boolean {

@@ -43,14 +43,15 @@ function loadAsset(file: string, type: string): Asset {
   return { body, type, version: createHash('sha256').update(body).digest('hex').slice(0, 12) };
 }
 
-export const ASSET_FILES: Record<string, Asset> = {
-  'app.css': loadAsset('app.css', 'text/css; charset=utf-8'),
-  'app.js': loadAsset('app.js', 'text/javascript; charset=utf-8'),
-  'icon.svg': loadAsset('icon.svg', 'image/svg+xml'),
-};
+/** A Map, so a requested name such as `__proto__` or `constructor` is simply not found. */
+export const ASSET_FILES: ReadonlyMap<string, Asset> = new Map([
+  ['app.css', loadAsset('app.css', 'text/css; charset=utf-8')],
+  ['app.js', loadAsset('app.js', 'text/javascript; charset=utf-8')],
+  ['icon.svg', loadAsset('icon.svg', 'image/svg+xml')],
+]);
 
 function assetUrl(name: string): string {
-  return `/assets/${name}?v=${ASSET_FILES[name]?.version ?? ''}`;
+  return `/assets/${name}?v=${ASSET_FILES.get(name)?.version ?? ''}`;
 }
 
 const dateTime = new Intl.DateTimeFormat('en-GB', {
@@ -70,10 +71,28 @@ const helpers = {
   money: (minorUnits: number) => dollars.format(minorUnits / 100),
 };
 
-export type PageData = { title: string } & Record<string, unknown>;
+export type PageData = { title: string; errorCode?: string } & Record<string, unknown>;
 
-export function renderPage(view: string, visit: Visit | undefined, data: PageData): string {
-  return eta.render(`./${view}`, { ...data, visit: visit ?? { user: null, csrfToken: '' }, h: helpers });
+/** The stable code an error page names in `<meta name="error-code">`, unless the page gives its own. */
+const ERROR_CODES: Record<number, string> = {
+  400: 'invalid_request',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'too_many_requests',
+  500: 'internal_error',
+};
+
+export function renderPage(view: string, visit: Visit | undefined, data: PageData, status = 200): string {
+  const errorCode = status >= 400 ? (data.errorCode ?? ERROR_CODES[status] ?? 'invalid_request') : undefined;
+  return eta.render(`./${view}`, {
+    ...data,
+    errorCode,
+    visit: visit ?? { user: null, csrfToken: '' },
+    h: helpers,
+  });
 }
 
 /** Sends a page with the app's security headers; never cached, since pages depend on who asks. */
@@ -84,7 +103,7 @@ export function sendPage(
   data: PageData,
   status = 200,
 ): FastifyReply {
-  return sendHtml(reply, renderPage(view, request.visit, data), status);
+  return sendHtml(reply, renderPage(view, request.visit, data, status), status);
 }
 
 export function sendHtml(reply: FastifyReply, html: string, status: number): FastifyReply {

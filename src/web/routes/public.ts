@@ -44,7 +44,7 @@ export function publicRoutes(app: FastifyInstance): void {
     '/assets/:name',
     { config: { asset: true } },
     async (request, reply) => {
-      const asset = ASSET_FILES[request.params.name];
+      const asset = ASSET_FILES.get(request.params.name);
       if (!asset) return sendNotFound(request, reply);
       const immutable = (request.query as { v?: string }).v === asset.version;
       return reply
