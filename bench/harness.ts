@@ -42,3 +42,16 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
 export function report(benchmark: string, fields: Record<string, unknown>): void {
   console.log(JSON.stringify({ benchmark, at: new Date().toISOString(), ...fields }));
 }
+
+/**
+ * The settings production requires, so that benchmarks measure the production configuration.
+ * These addresses are never contacted: benchmarks that charge or send mail inject the PSP
+ * sandbox and the dev mailbox.
+ */
+export const PRODUCTION_ENV = {
+  NODE_ENV: 'production',
+  BASE_URL: 'http://localhost:3000',
+  PSP_SECRET_KEY: 'sk_test_bench',
+  SMTP_URL: 'smtp://mail.invalid:587',
+  MPP_SECRET: 'bench-mpp-secret-of-at-least-32-bytes',
+};

@@ -1,12 +1,12 @@
 import Fastify from 'fastify';
 import { loadConfig } from '../src/config.ts';
 import { createRuntime } from '../src/runtime.ts';
-import { load, report } from './harness.ts';
+import { load, PRODUCTION_ENV, report } from './harness.ts';
 
 /** `/healthz` through the whole app (hooks, headers, logging) against a bare Fastify route, same run. */
 export async function benchHealthz(): Promise<void> {
   const runtime = await createRuntime(
-    loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent' }),
+    loadConfig({ ...PRODUCTION_ENV, DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent' }),
     {
       logger: { level: 'silent' },
     },

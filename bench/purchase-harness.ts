@@ -6,10 +6,12 @@ import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import { loadConfig } from '../src/config.ts';
 import { type DatabaseHandle, openDatabase } from '../src/db/database.ts';
+import { createDevMailboxTransport } from '../src/mail/index.ts';
 import { createStripeAdapter } from '../src/psp/index.ts';
 import { type RunningPspSandbox, startPspSandbox } from '../src/psp/sandbox/main.ts';
 import { createRuntime, type Runtime } from '../src/runtime.ts';
-import { report } from './harness.ts';
+import { systemClock } from '../src/shared/clock.ts';
+import { PRODUCTION_ENV, report } from './harness.ts';
 
 const SANDBOX_KEY = 'sk_test_bench';
 export const PURCHASES = Number(process.env.BENCH_PURCHASES ?? 2000);
@@ -76,7 +78,7 @@ async function withService(
 ): Promise<void> {
   const sandbox = await startPspSandbox({ secretKey: SANDBOX_KEY });
   const config = loadConfig({
-    NODE_ENV: 'production',
+    ...PRODUCTION_ENV,
     LOG_LEVEL: 'silent',
     RATE_LIMIT_MAX: '1000000000',
     API_RATE_LIMIT_PER_IP: '1000000000',
@@ -85,6 +87,7 @@ async function withService(
   });
   const runtime = await createRuntime(config, {
     database,
+    mailTransport: createDevMailboxTransport(database.db, systemClock),
     paymentProvider: createStripeAdapter({
       secretKey: SANDBOX_KEY,
       apiBase: new URL(sandbox.url),

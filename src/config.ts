@@ -41,6 +41,12 @@ export class ConfigError extends Error {
     super(`Configuration error: ${variable} must be ${expected} (${shown}).`);
     this.name = 'ConfigError';
   }
+
+  /** Several problems found together, reported as one error with a line for each. */
+  static all(first: ConfigError, others: ConfigError[]): ConfigError {
+    first.message = [first, ...others].map((error) => error.message).join('\n');
+    return first;
+  }
 }
 
 function truncate(value: string): string {
@@ -135,9 +141,33 @@ function readMppSecret(env: Env): string | undefined {
   return secret;
 }
 
-/** Reads and validates the whole configuration; throws ConfigError on the first bad value. */
+/**
+ * What production may not fall back on: each default is for a developer's machine (the PSP
+ * sandbox, the dev mailbox, localhost links, a secret generated into the database).
+ */
+const REQUIRED_IN_PRODUCTION: Record<string, string> = {
+  PSP_SECRET_KEY: "set in production to the payment provider's secret key, or payments go to the PSP sandbox",
+  SMTP_URL: 'set in production to an smtp:// or smtps:// URL, or email stays in the dev mailbox',
+  BASE_URL: "set in production to the service's public URL, or links point to localhost",
+  MPP_SECRET:
+    'set in production to at least 32 random bytes shared by every instance (openssl rand -base64 32)',
+};
+
+function refuseDevelopmentDefaultsInProduction(env: Env, nodeEnv: Config['env']): void {
+  if (nodeEnv !== 'production') return;
+  const [first, ...others] = Object.entries(REQUIRED_IN_PRODUCTION)
+    .filter(([variable]) => !env[variable])
+    .map(([variable, expected]) => new ConfigError(variable, expected, undefined));
+  if (first) throw ConfigError.all(first, others);
+}
+
+/**
+ * Reads and validates the whole configuration; throws ConfigError on the first bad value, or on
+ * every missing production setting at once.
+ */
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = readChoice(env, 'NODE_ENV', ['development', 'production', 'test'], 'development');
+  refuseDevelopmentDefaultsInProduction(env, nodeEnv);
   const port = readInteger(env, 'PORT', 3000, 0, 65535);
   const dataDir = path.resolve(env.DATA_DIR || 'data');
   const baseUrl = readHttpUrl(env, 'BASE_URL', `http://localhost:${port}`);

@@ -30,21 +30,53 @@ function banner(
   ].join('\n');
 }
 
+/** A port the service cannot take, in the one line that says which setting moves it. */
+class PortUnavailable extends Error {}
+
+async function listening<T>(
+  where: { what: string; host: string; port: number; variable: string },
+  listen: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await listen();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const problem =
+      code === 'EADDRINUSE'
+        ? 'is already in use'
+        : code === 'EACCES'
+          ? 'needs privileges we lack'
+          : undefined;
+    if (problem === undefined) throw error;
+    throw new PortUnavailable(
+      `${where.what} ${where.port} on ${where.host} ${problem}; set ${where.variable} to another port`,
+    );
+  }
+}
+
 async function start(config: Config): Promise<void> {
   const started = performance.now();
+  const { psp } = config;
   const sandbox =
-    config.psp.kind === 'sandbox'
-      ? await startPspSandbox({
-          port: config.psp.port,
-          secretKey: config.psp.secretKey,
-          dataFile: sandboxDataFile(config.dataDir),
-        })
+    psp.kind === 'sandbox'
+      ? await listening(
+          { what: 'PSP sandbox port', host: '127.0.0.1', port: psp.port, variable: 'PSP_SANDBOX_PORT' },
+          () =>
+            startPspSandbox({
+              port: psp.port,
+              secretKey: psp.secretKey,
+              dataFile: sandboxDataFile(config.dataDir),
+            }),
+        )
       : undefined;
   const runtime = await createRuntime(config, {
     logger: loggerOptions(config.logLevel),
     paymentProvider: paymentProviderFor(config, sandbox?.url),
   });
-  const address = await runtime.app.listen({ host: config.host, port: config.port });
+  const address = await listening(
+    { what: 'port', host: config.host, port: config.port, variable: 'PORT' },
+    () => runtime.app.listen({ host: config.host, port: config.port }),
+  );
   runtime.jobs.start();
   console.log(banner(runtime, sandbox, address, performance.now() - started));
 
@@ -69,7 +101,7 @@ async function start(config: Config): Promise<void> {
 try {
   await start(loadConfig());
 } catch (error) {
-  if (error instanceof ConfigError) {
+  if (error instanceof ConfigError || error instanceof PortUnavailable) {
     console.error(error.message);
     process.exit(78);
   }

@@ -1,8 +1,20 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.ts';
+import { occupyPort } from './helpers/ports.ts';
+
+/** Everything production may not take a development default for. */
+const PRODUCTION = {
+  NODE_ENV: 'production',
+  PSP_SECRET_KEY: 'sk_live_x',
+  SMTP_URL: 'smtp://mailer:secret@mail.example.com:587',
+  BASE_URL: 'https://svc.example.com',
+  MPP_SECRET: 'an-mpp-secret-of-at-least-32-bytes!',
+};
 
 describe('configuration', () => {
   it('runs on the embedded defaults with no configuration at all', () => {
@@ -30,7 +42,7 @@ describe('configuration', () => {
     [{ SMTP_URL: 'mail.example.com' }, 'SMTP_URL must be an smtp:// or smtps:// URL'],
     [{ PSP_SECRET_KEY: 'hunter2' }, 'PSP_SECRET_KEY must be a secret key starting with sk_test_'],
     [
-      { NODE_ENV: 'production', PSP_SECRET_KEY: 'sk_live_x', WEBHOOK_ALLOW_LOOPBACK: 'true' },
+      { ...PRODUCTION, WEBHOOK_ALLOW_LOOPBACK: 'true' },
       'WEBHOOK_ALLOW_LOOPBACK must be unset or false in production',
     ],
     [{ WEBHOOK_ALLOW_LOOPBACK: 'yes' }, 'WEBHOOK_ALLOW_LOOPBACK must be one of true, false'],
@@ -43,6 +55,40 @@ describe('configuration', () => {
       );
     });
   }
+
+  it('runs in production once the provider key, SMTP, the public URL and the MPP secret are set', () => {
+    const config = loadConfig(PRODUCTION);
+    assert.equal(config.psp.kind, 'remote');
+    assert.equal(config.smtpUrl, PRODUCTION.SMTP_URL);
+    assert.equal(config.baseUrl, PRODUCTION.BASE_URL);
+    assert.equal(config.mpp.secret, PRODUCTION.MPP_SECRET);
+  });
+
+  it('refuses production without them, one line for each missing variable', () => {
+    assert.throws(
+      () => loadConfig({ NODE_ENV: 'production' }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.deepEqual(error.message.split('\n'), [
+          "Configuration error: PSP_SECRET_KEY must be set in production to the payment provider's secret key, or payments go to the PSP sandbox (it is not set).",
+          'Configuration error: SMTP_URL must be set in production to an smtp:// or smtps:// URL, or email stays in the dev mailbox (it is not set).',
+          "Configuration error: BASE_URL must be set in production to the service's public URL, or links point to localhost (it is not set).",
+          'Configuration error: MPP_SECRET must be set in production to at least 32 random bytes shared by every instance (openssl rand -base64 32) (it is not set).',
+        ]);
+        return true;
+      },
+    );
+    for (const variable of ['PSP_SECRET_KEY', 'SMTP_URL', 'BASE_URL', 'MPP_SECRET'] as const) {
+      assert.throws(
+        () => loadConfig({ ...PRODUCTION, [variable]: '' }),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          error.message.startsWith(`Configuration error: ${variable} must be set in production`) &&
+          !error.message.includes('\n'),
+        `production without ${variable}`,
+      );
+    }
+  });
 
   it('never echoes a secret value in the error', () => {
     assert.throws(
@@ -63,4 +109,77 @@ describe('configuration', () => {
       'Configuration error: PORT must be an integer from 0 to 65535 (got "eighty").',
     );
   });
+
+  it('stops the process with every missing production variable, one line each, exit 78', (t) => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'svc-production-'));
+    t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+    const result = spawnSync(process.execPath, ['src/main.ts'], {
+      env: {
+        PATH: process.env.PATH,
+        NODE_ENV: 'production',
+        BASE_URL: 'https://svc.example.com',
+        DATA_DIR: dataDir,
+        PORT: '0',
+        PSP_SANDBOX_PORT: '0',
+      },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    assert.equal(result.status, 78);
+    assert.deepEqual(
+      result.stderr
+        .trim()
+        .split('\n')
+        .map((line) => line.replace(/ must .*/, '')),
+      ['PSP_SECRET_KEY', 'SMTP_URL', 'MPP_SECRET'].map((variable) => `Configuration error: ${variable}`),
+    );
+  });
+
+  for (const [what, variable, message] of [
+    [
+      'service',
+      'PORT',
+      (port: number) => `port ${port} on 127.0.0.1 is already in use; set PORT to another port`,
+    ],
+    [
+      'PSP sandbox',
+      'PSP_SANDBOX_PORT',
+      (port: number) =>
+        `PSP sandbox port ${port} on 127.0.0.1 is already in use; set PSP_SANDBOX_PORT to another port`,
+    ],
+  ] as const) {
+    it(`stops the process with one clear line when the ${what} port is taken`, async (t) => {
+      const taken = await occupyPort();
+      t.after(() => taken.close());
+      const dataDir = mkdtempSync(path.join(tmpdir(), 'svc-port-taken-'));
+      t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+      const result = await runToExit({
+        DATA_DIR: dataDir,
+        HOST: '127.0.0.1',
+        PORT: '0',
+        PSP_SANDBOX_PORT: '0',
+        LOG_LEVEL: 'warn',
+        [variable]: String(taken.port),
+      });
+      assert.equal(result.code, 78);
+      assert.equal(result.stderr.trim(), message(taken.port));
+      assert.doesNotMatch(result.stdout, /svc ready/);
+    });
+  }
 });
+
+/** Runs the service to its exit (asynchronously, so this process keeps holding the taken port). */
+function runToExit(
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['src/main.ts'], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 20_000,
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}

@@ -34,15 +34,26 @@ function page(prefix: string): string {
 </body></html>`;
 }
 
+/**
+ * Loads the document, then lists the origin the page was loaded from as the first server, so that
+ * "Try it out" calls the host the browser is talking to (127.0.0.1, localhost, another name of the
+ * service), whatever BASE_URL the document names.
+ */
 function initScript(prefix: string): string {
-  return `window.ui = SwaggerUIBundle({
-  url: ${JSON.stringify(`${prefix}/openapi.json`)},
-  dom_id: '#reference',
-  deepLinking: true,
-  persistAuthorization: false,
-  validatorUrl: null,
-  tryItOutEnabled: true
-});
+  return `const here = { url: window.location.origin, description: 'this host' };
+fetch(${JSON.stringify(`${prefix}/openapi.json`)}, { headers: { accept: 'application/json' } })
+  .then((response) => response.json())
+  .then((spec) => {
+    spec.servers = [here, ...(spec.servers || []).filter((server) => server.url !== here.url)];
+    window.ui = SwaggerUIBundle({
+      spec,
+      dom_id: '#reference',
+      deepLinking: true,
+      persistAuthorization: false,
+      validatorUrl: null,
+      tryItOutEnabled: true
+    });
+  });
 `;
 }
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import vm from 'node:vm';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
@@ -188,5 +189,38 @@ describe(`the interactive API reference on ${testDialect}`, () => {
     const init = await (await fetch(`${api.url}/api/v1/docs/assets/init.js`)).text();
     assert.match(init, /\/api\/v1\/openapi\.json/);
     assert.equal((await fetch(`${api.url}/api/v1/docs/assets/..%2F..%2Fpackage.json`)).status, 404);
+  });
+
+  it('tries requests out against the host the page was loaded from, not BASE_URL', async (t) => {
+    const api = await startApiFixture(t);
+    assert.equal(api.runtime.config.baseUrl, 'http://svc.test', 'BASE_URL names another host');
+    const document = (await (await fetch(`${api.url}/api/v1/openapi.json`)).json()) as { servers: unknown };
+    assert.deepEqual(document.servers, [{ url: 'http://svc.test' }], 'the document names the public address');
+
+    for (const pageUrl of [
+      `${api.url}/api/v1/docs`,
+      `${api.url.replace('127.0.0.1', 'localhost')}/api/v1/docs`,
+    ]) {
+      const init = await (await fetch(new URL('/api/v1/docs/assets/init.js', pageUrl))).text();
+      let servers: { url: string }[] = [];
+      const loaded = new Promise<void>((resolve) => {
+        vm.runInNewContext(init, {
+          window: { location: new URL(pageUrl) },
+          fetch: (url: string, init: RequestInit) => fetch(new URL(url, pageUrl), init),
+          SwaggerUIBundle: (options: { spec?: { servers: { url: string }[] } }) => {
+            // Out of the script's realm, so that deepEqual compares plain objects.
+            servers = JSON.parse(JSON.stringify(options.spec?.servers ?? []));
+            resolve();
+          },
+        });
+      });
+      await loaded;
+      const origin = new URL(pageUrl).origin;
+      assert.deepEqual(servers, [{ url: origin, description: 'this host' }, { url: 'http://svc.test' }]);
+      const tried = await fetch(`${servers[0]?.url}/api/v1/me`, {
+        headers: { authorization: `Bearer ${api.org.key}` },
+      });
+      assert.equal(tried.status, 200, `try it out from ${origin}`);
+    }
   });
 });

@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 
-/** The official ACP 2026-04-17 JSON Schema bundle, kept next to the project under ../shared. */
+/** The official ACP 2026-04-17 JSON Schema bundle, vendored under vendor/protocol-schemas. */
 const SCHEMA_URL = new URL(
-  '../../../shared/protocol-schemas/acp-2026-04-17/schema.agentic_checkout.json',
+  '../../vendor/protocol-schemas/acp-2026-04-17/schema.agentic_checkout.json',
   import.meta.url,
 );
 

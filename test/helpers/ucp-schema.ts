@@ -6,10 +6,8 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const UCP_SCHEMA_DIR = path.resolve(
-  REPO_ROOT,
-  '../shared/protocol-schemas/ucp-2026-08-25/source/schemas',
-);
+/** The official UCP 2026-08-25 schemas the tests validate against, vendored under vendor/protocol-schemas. */
+const UCP_SCHEMA_DIR = path.resolve(REPO_ROOT, 'vendor/protocol-schemas/ucp-2026-08-25/schemas');
 const BASE = 'https://ucp.dev/schemas/';
 
 function jsonFilesUnder(dir: string): string[] {
@@ -21,7 +19,7 @@ function jsonFilesUnder(dir: string): string[] {
 }
 
 /**
- * Every official UCP 2026-08-25 schema, registered under its `$id` so relative `$ref`s resolve
+ * Every vendored UCP 2026-08-25 schema, registered under its `$id` so relative `$ref`s resolve
  * without a network. The schemas carry annotation keywords of their own (`ucp_request`, `name`,
  * `requires`...), hence `strict: false`.
  */

@@ -96,7 +96,16 @@ describe(`mail outbox on ${testDialect}`, () => {
   });
 
   it('hides the dev mailbox in production', async (t) => {
-    const runtime = await startTestRuntime(t, { env: { NODE_ENV: 'production' } });
+    const runtime = await startTestRuntime(t, {
+      env: {
+        NODE_ENV: 'production',
+        PSP_SECRET_KEY: 'sk_test_x',
+        SMTP_URL: 'smtp://mail.invalid:587',
+        MPP_SECRET: 'an-mpp-secret-of-at-least-32-bytes!',
+      },
+      // Even if a dev-mailbox transport were wired in, production does not serve its pages.
+      mailTransport: { kind: 'dev-mailbox', send: async () => ({ messageId: 'unused' }), close() {} },
+    });
     assert.equal((await runtime.app.inject({ method: 'GET', url: '/dev/mailbox' })).statusCode, 404);
   });
 });
