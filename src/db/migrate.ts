@@ -46,9 +46,26 @@ async function migrationTableSchema(db: Kysely<any>): Promise<{ migrationTableSc
 /** Applies pending migrations (Kysely takes a lock, so concurrent instances apply each once). */
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
-  const { error, results } = await (await migratorFor(db)).migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
-  return (results ?? []).filter((r: MigrationResult) => r.status === 'Success').map((r) => r.migrationName);
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await (await migratorFor(db)).migrateToLatest();
+    if (!error)
+      return (results ?? [])
+        .filter((r: MigrationResult) => r.status === 'Success')
+        .map((r) => r.migrationName);
+    if (attempt < INTROSPECTION_TRIES && isSchemaDroppedMeanwhile(error)) continue;
+    throw error instanceof Error ? error : new Error(String(error));
+  }
+}
+
+/**
+ * Before migrating, Kysely lists every table of every schema; on PostgreSQL that listing fails
+ * with invalid_schema_name when another schema of the database is dropped while it runs (test
+ * databases, other tenants of a shared server). Nothing was applied then, so asking again is safe.
+ */
+const INTROSPECTION_TRIES = 3;
+
+function isSchemaDroppedMeanwhile(error: unknown): boolean {
+  return (error as { code?: unknown } | undefined)?.code === '3F000';
 }
 
 /**
