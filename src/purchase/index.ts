@@ -6,8 +6,11 @@ export {
   SimulatedCrash,
 } from './failpoints.ts';
 export {
+  type AttemptState,
+  attemptState,
   type Buyer,
   getOrder,
+  IDEMPOTENCY_WINDOW_MS,
   type Order,
   type PurchaseDeps,
   type PurchaseLogger,
@@ -17,6 +20,5 @@ export {
   recordPurchase,
   resumePurchase,
   type SettledOutcome,
-  settledOutcome,
 } from './pipeline.ts';
 export { recoverUnfinishedPurchases } from './recovery.ts';
