@@ -557,12 +557,6 @@ async function toSession(
   const item = findSellableItem(row.item_id);
   if (!item.ok) throw new Error(`session ${row.id} holds an item that is no longer sold: ${row.item_id}`);
   const order = extras.order ?? (row.order_id ? ((await getOrder(deps.db, row.order_id)) ?? null) : null);
-  const paymentError =
-    row.payment_error_code === null
-      ? extras.attempt?.status === 'needs_review'
-        ? UNDER_REVIEW
-        : null
-      : { code: row.payment_error_code, message: row.payment_error_message ?? '' };
   return {
     id: publicId,
     channel: row.channel,
@@ -579,12 +573,20 @@ async function toSession(
             ...(row.buyer_phone_number ? { phoneNumber: row.buyer_phone_number } : {}),
             ...(row.company_name ? { companyName: row.company_name } : {}),
           },
-    paymentError,
+    paymentError: paymentErrorOf(row, extras.attempt),
     order,
     expiresAt: new Date(expiresAt(row, extras.attempt)),
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };
+}
+
+/** Why the last payment did not go through; for a `paying` session, that a person reviews it. */
+function paymentErrorOf(row: Row, attempt: AttemptState | undefined): CheckoutSession['paymentError'] {
+  if (row.payment_error_code !== null) {
+    return { code: row.payment_error_code, message: row.payment_error_message ?? '' };
+  }
+  return attempt?.status === 'needs_review' ? UNDER_REVIEW : null;
 }
 
 /**
