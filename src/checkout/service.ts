@@ -3,13 +3,18 @@ import { type CatalogItem, findSellableItem } from '../catalog/index.ts';
 import type { Db } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import {
+  type AttemptState,
+  attemptState,
+  type Failpoints,
   getOrder,
+  IDEMPOTENCY_WINDOW_MS,
+  noFailpoints,
   type Order,
   type PurchaseDeps,
+  type PurchaseOutcome,
   recordPurchase,
   resumePurchase,
   type SettledOutcome,
-  settledOutcome,
 } from '../purchase/index.ts';
 import { type Clock, HOUR_MS } from '../shared/clock.ts';
 import { isEmailAddress } from '../shared/email.ts';
@@ -57,12 +62,13 @@ export type CheckoutError =
   | { code: 'unknown_item' | 'not_sellable'; itemId: string; message: string }
   | { code: 'invalid_email' }
   | { code: 'missing_buyer_email'; session: CheckoutSession }
-  /**
-   * A payment for this session is being made or its outcome is not known yet, or another request
-   * changed the session at the same moment; retry later.
-   */
+  /** A payment for this session is being made or its outcome is not known yet; retry later. */
   | { code: 'busy'; retryAfterSeconds: number }
-  | { code: 'payment_failed'; message: string };
+  /** Other requests kept changing the session under this one; retry. */
+  | { code: 'conflict'; retryAfterSeconds: number }
+  | { code: 'payment_failed'; message: string }
+  /** The session's payment was set aside for a person to review; nothing more will be charged. */
+  | { code: 'payment_under_review'; session: CheckoutSession };
 
 type Row = Selectable<CheckoutSessionsTable>;
 
@@ -70,7 +76,13 @@ const OPEN_STATUSES: SessionStatus[] = ['not_ready', 'ready'];
 /** How often a transition reads again after another request changed the session under it. */
 const TRANSITION_TRIES = 3;
 const PAYMENT_UNDER_WAY: CheckoutError = { code: 'busy', retryAfterSeconds: 2 };
-const CHANGED_MEANWHILE: CheckoutError = { code: 'busy', retryAfterSeconds: 1 };
+const CHANGED_MEANWHILE: CheckoutError = { code: 'conflict', retryAfterSeconds: 1 };
+/** Shown on a `paying` session whose payment is still unknown past the provider's window. */
+const UNDER_REVIEW = {
+  code: 'payment_under_review',
+  message:
+    'The payment provider did not confirm this payment in time, so it will not be tried again; a person is reviewing it, and the checkout completes if the payment went through. Nothing more will be charged.',
+};
 
 function itemFor(itemId: string): Result<CatalogItem, CheckoutError> {
   const found = findSellableItem(itemId);
@@ -134,14 +146,12 @@ export async function getSession(
 ): Promise<Result<CheckoutSession, CheckoutError>> {
   const row = await findRow(deps.db, publicId, channel);
   if (!row) return err({ code: 'not_found' });
-  if (row.status === 'paying') {
-    const outcome = await settledOutcome(deps.db, attemptKey(row, row.attempt_count));
-    if (outcome) {
-      const applied = { ...row, ...changesAfter(outcome) };
-      return ok(await toSession(deps, publicId, applied, orderOf(outcome)));
-    }
-  }
-  return ok(await toSession(deps, publicId, row));
+  if (row.status !== 'paying') return ok(await toSession(deps, publicId, row));
+  const attempt = await claimedAttempt(deps, row);
+  const outcome = attempt.settled;
+  if (!outcome) return ok(await toSession(deps, publicId, row, { attempt }));
+  const applied = { ...row, ...changesAfter(outcome) };
+  return ok(await toSession(deps, publicId, applied, { order: orderOf(outcome) }));
 }
 
 export interface SessionChanges {
@@ -194,6 +204,7 @@ async function transition(
     const { row, session } = open.value;
     const changes = decide(row, session);
     if (!changes.ok) return changes;
+    await failpoints(deps).hit('before_session_write');
     const written = await guardedWrite(deps, row, changes.value);
     if (written) return ok(await toSession(deps, publicId, written));
   }
@@ -239,31 +250,47 @@ async function guardedWrite(
  * for the item of the version it claimed, both in one transaction; from then on update and cancel
  * are refused until the attempt's outcome is applied. A declined or refused attempt returns the
  * session to `ready`, so another token may be tried; a session is charged at most once.
+ *
+ * A `buyer` sent with the payment replaces the session's in the claim's own write. A request
+ * answers with its own token's outcome: finding another token's attempt under way it finishes
+ * that attempt, and if that one was declined it then pays with its own token.
  */
 export async function completeSession(
   deps: CheckoutDeps,
   publicId: string,
   channel: Channel,
   token: string,
+  buyer?: SessionBuyer,
 ): Promise<Result<CheckoutSession, CheckoutError>> {
+  if (buyer && !isEmailAddress(buyer.email)) return err({ code: 'invalid_email' });
   for (let tries = 0; tries < TRANSITION_TRIES; tries++) {
     const row = await findRow(deps.db, publicId, channel);
     if (!row) return err({ code: 'not_found' });
-    if (row.status === 'paying') return finishPayment(deps, publicId, row);
+    if (row.status === 'paying') {
+      const finished = await finishPayment(deps, publicId, row, token);
+      if (finished === PAY_AGAIN) continue;
+      return finished;
+    }
     const session = await toSession(deps, publicId, row);
     if (!isOpen(session.status)) return err({ code: 'not_modifiable', session });
-    if (!session.buyer) return err({ code: 'missing_buyer_email', session });
-    const claimed = await claimPayment(deps, row, session.buyer, token);
+    const payer = buyer ?? session.buyer;
+    if (!payer) return err({ code: 'missing_buyer_email', session });
+    await failpoints(deps).hit('before_claim');
+    const claimed = await claimPayment(deps, row, payer, token);
     if (!claimed.ok) return claimed;
-    if (claimed.value) return finishPayment(deps, publicId, claimed.value);
+    if (!claimed.value) continue;
+    await failpoints(deps).hit('after_claim');
+    const finished = await finishPayment(deps, publicId, claimed.value, token);
+    if (finished !== PAY_AGAIN) return finished;
   }
   return err(CHANGED_MEANWHILE);
 }
 
 /**
  * The claim: one guarded write moves the session read as `row` to `paying` under the next attempt
- * number, and the attempt is recorded for that row's item and buyer in the same transaction, so a
- * session is never `paying` without an attempt. Undefined if another request changed it first.
+ * number (with the buyer paying), and the attempt is recorded for that row's item and this buyer
+ * in the same transaction, so a session is never `paying` without an attempt. Undefined if
+ * another request changed it first.
  */
 async function claimPayment(
   deps: CheckoutDeps,
@@ -281,6 +308,7 @@ async function claimPayment(
       {
         status: 'paying',
         attempt_count: attemptNumber,
+        ...buyerColumns(buyer),
         payment_error_code: null,
         payment_error_message: null,
       },
@@ -303,22 +331,44 @@ async function claimPayment(
   });
 }
 
-/** Charges (or replays) the attempt the session claimed and applies its outcome to the session. */
+/** The claimed attempt was another token's and was declined: the request pays with its own. */
+const PAY_AGAIN = Symbol('pay again');
+
+/**
+ * Charges (or replays) the attempt the session claimed and applies its outcome to the session.
+ * The answer is the outcome for `token`: the attempt's own if it pays with that token; otherwise
+ * the session completed by another token is not modifiable, and another token's decline means
+ * this request may claim the session for its own token (`PAY_AGAIN`).
+ */
 async function finishPayment(
   deps: CheckoutDeps,
   publicId: string,
   row: Row,
-): Promise<Result<CheckoutSession, CheckoutError>> {
+  token: string,
+): Promise<Result<CheckoutSession, CheckoutError> | typeof PAY_AGAIN> {
+  const attempt = await claimedAttempt(deps, row);
+  const ownAttempt = attempt.tokenHash === sha256Hex(token);
   const outcome = await resumePurchase(deps.purchases, attemptKey(row, row.attempt_count));
-  if (!outcome)
-    throw new Error(`session ${row.id} is paying attempt ${row.attempt_count}, which was never recorded`);
+  if (!outcome) throw new Error(`attempt ${row.attempt_count} of session ${row.id} vanished`);
+  if (isSettled(outcome)) await failpoints(deps).hit('before_session_settled');
   switch (outcome.kind) {
-    case 'completed':
+    case 'completed': {
+      const session = await toSession(deps, publicId, await applyOutcome(deps, row, outcome), {
+        order: outcome.order,
+      });
+      return ownAttempt ? ok(session) : err({ code: 'not_modifiable', session });
+    }
     case 'declined':
     case 'failed': {
-      const applied = await applyOutcome(deps, row, outcome);
+      const left = await applyOutcome(deps, row, outcome);
+      if (!ownAttempt) return PAY_AGAIN;
       if (outcome.kind === 'failed') return err({ code: 'payment_failed', message: outcome.message });
-      return ok(await toSession(deps, publicId, applied, orderOf(outcome)));
+      return ok(await toSession(deps, publicId, left));
+    }
+    case 'needs_review': {
+      const current = await getSession(deps, publicId, row.channel);
+      if (!current.ok) return current;
+      return err({ code: 'payment_under_review', session: current.value });
     }
     case 'in_progress':
     case 'payment_unknown':
@@ -329,6 +379,14 @@ async function finishPayment(
         `resuming attempt ${row.attempt_count} of session ${row.id} was rejected: ${outcome.code}`,
       );
   }
+}
+
+async function claimedAttempt(deps: CheckoutDeps, row: Row): Promise<AttemptState> {
+  const attempt = await attemptState(deps.db, attemptKey(row, row.attempt_count));
+  if (!attempt) {
+    throw new Error(`session ${row.id} is at attempt ${row.attempt_count}, which was never recorded`);
+  }
+  return attempt;
 }
 
 /** What a settled payment makes of the session that claimed it. */
@@ -346,8 +404,16 @@ function changesAfter(outcome: SettledOutcome): Partial<Row> {
     case 'declined':
       return { status: 'ready', payment_error_code: outcome.code, payment_error_message: outcome.message };
     case 'failed':
-      return { status: 'ready' };
+      return {
+        status: 'ready',
+        payment_error_code: 'payment_failed',
+        payment_error_message: outcome.message,
+      };
   }
+}
+
+function isSettled(outcome: PurchaseOutcome): outcome is SettledOutcome {
+  return outcome.kind === 'completed' || outcome.kind === 'declined' || outcome.kind === 'failed';
 }
 
 function orderOf(outcome: SettledOutcome): Order | undefined {
@@ -356,15 +422,18 @@ function orderOf(outcome: SettledOutcome): Order | undefined {
 
 /**
  * Applies the outcome of the attempt the session claimed, in one write conditional on the session
- * still paying that attempt, and returns the row as written. Only this write leaves `paying`, so
- * when it finds nothing to change a concurrent request (or the sweep) applied the outcome first:
- * the session is completed with this order, or, after a decline, has moved on from this attempt.
- * Anything else is a bug and fails loudly instead of being skipped.
+ * still paying that attempt, and returns the session as that outcome left it. Only this write
+ * leaves `paying`, so when it finds nothing to change a concurrent request (or the sweep) applied
+ * the outcome first: the session is completed with this order, or, after a decline, has moved on
+ * from this attempt (it is then returned as the decline left it, not as it is now, so the request
+ * that made the attempt answers with its own outcome). Anything else is a bug and fails loudly
+ * instead of being skipped.
  */
 async function applyOutcome(deps: CheckoutDeps, row: Row, outcome: SettledOutcome): Promise<Row> {
+  const changes = changesAfter(outcome);
   const written = await deps.db
     .updateTable('checkout_sessions')
-    .set({ ...changesAfter(outcome), version: sql`version + 1`, updated_at: deps.clock.now().getTime() })
+    .set({ ...changes, version: sql`version + 1`, updated_at: deps.clock.now().getTime() })
     .where('id', '=', row.id)
     .where('status', '=', 'paying')
     .where('attempt_count', '=', row.attempt_count)
@@ -385,12 +454,14 @@ async function applyOutcome(deps: CheckoutDeps, row: Row, outcome: SettledOutcom
       `session ${row.id} left attempt ${row.attempt_count} without its outcome (${outcome.kind})`,
     );
   }
-  return current;
+  return outcome.kind === 'completed' ? current : { ...row, ...changes };
 }
 
 /**
  * Applies settled payments to the sessions that claimed them, where the request that paid did
- * not (it crashed, or the recovery sweep finished the purchase). Runs after that sweep.
+ * not (it crashed, or the recovery sweep finished the purchase). Runs after that sweep. A session
+ * whose payment is still unknown past the provider's idempotency window is marked for review and
+ * logged once at error level. One session failing is logged and does not stop the others.
  */
 export async function settleSessions(deps: CheckoutDeps, pageSize = 200): Promise<number> {
   let settled = 0;
@@ -405,15 +476,47 @@ export async function settleSessions(deps: CheckoutDeps, pageSize = 200): Promis
       .limit(pageSize)
       .execute();
     for (const row of paying) {
-      const outcome = await settledOutcome(deps.db, attemptKey(row, row.attempt_count));
-      if (!outcome) continue;
-      await applyOutcome(deps, row, outcome);
-      settled++;
+      try {
+        if (await settleSession(deps, row)) settled++;
+      } catch (error) {
+        deps.purchases.logger.error({ err: error, sessionId: row.id }, 'settling a checkout session failed');
+      }
     }
     const last = paying.at(-1);
     if (!last || paying.length < pageSize) return settled;
     after = last.id;
   }
+}
+
+async function settleSession(deps: CheckoutDeps, row: Row): Promise<boolean> {
+  const attempt = await claimedAttempt(deps, row);
+  if (attempt.settled) {
+    await applyOutcome(deps, row, attempt.settled);
+    return true;
+  }
+  const pastWindow = attempt.recordedAt.getTime() <= deps.clock.now().getTime() - IDEMPOTENCY_WINDOW_MS;
+  if ((pastWindow || attempt.status === 'needs_review') && row.payment_error_code === null) {
+    const marked = await deps.db
+      .updateTable('checkout_sessions')
+      .set({
+        payment_error_code: UNDER_REVIEW.code,
+        payment_error_message: UNDER_REVIEW.message,
+        version: sql`version + 1`,
+        updated_at: deps.clock.now().getTime(),
+      })
+      .where('id', '=', row.id)
+      .where('status', '=', 'paying')
+      .where('attempt_count', '=', row.attempt_count)
+      .where('payment_error_code', 'is', null)
+      .executeTakeFirst();
+    if (marked.numUpdatedRows === 1n) {
+      deps.purchases.logger.error(
+        { sessionId: row.id, attemptKey: attemptKey(row, row.attempt_count), attemptStatus: attempt.status },
+        'checkout session stuck in paying past the provider idempotency window; needs review',
+      );
+    }
+  }
+  return false;
 }
 
 function attemptKey(row: Row, attemptNumber: number): string {
@@ -438,15 +541,22 @@ function statusAt(row: Row, now: number): SessionStatus {
   return isOpen(row.status) && now >= row.expires_at ? 'expired' : row.status;
 }
 
+interface SessionExtras {
+  /** The order, when the caller has it already. */
+  order?: Order;
+  /** The claimed attempt of a `paying` session. */
+  attempt?: AttemptState;
+}
+
 async function toSession(
   deps: CheckoutDeps,
   publicId: string,
   row: Row,
-  knownOrder?: Order,
+  extras: SessionExtras = {},
 ): Promise<CheckoutSession> {
   const item = findSellableItem(row.item_id);
   if (!item.ok) throw new Error(`session ${row.id} holds an item that is no longer sold: ${row.item_id}`);
-  const order = knownOrder ?? (row.order_id ? ((await getOrder(deps.db, row.order_id)) ?? null) : null);
+  const order = extras.order ?? (row.order_id ? ((await getOrder(deps.db, row.order_id)) ?? null) : null);
   return {
     id: publicId,
     channel: row.channel,
@@ -463,15 +573,34 @@ async function toSession(
             ...(row.buyer_phone_number ? { phoneNumber: row.buyer_phone_number } : {}),
             ...(row.company_name ? { companyName: row.company_name } : {}),
           },
-    paymentError:
-      row.payment_error_code === null
-        ? null
-        : { code: row.payment_error_code, message: row.payment_error_message ?? '' },
+    paymentError: paymentErrorOf(row, extras.attempt),
     order,
-    expiresAt: new Date(row.expires_at),
+    expiresAt: new Date(expiresAt(row, extras.attempt)),
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };
+}
+
+/** Why the last payment did not go through; for a `paying` session, that a person reviews it. */
+function paymentErrorOf(row: Row, attempt: AttemptState | undefined): CheckoutSession['paymentError'] {
+  if (row.payment_error_code !== null) {
+    return { code: row.payment_error_code, message: row.payment_error_message ?? '' };
+  }
+  return attempt?.status === 'needs_review' ? UNDER_REVIEW : null;
+}
+
+/**
+ * An open session expires at the end of its hour. While it is paying it does not expire: it is
+ * shown to last until its payment is settled by the service on its own at the latest, the end of
+ * the provider's idempotency window for the claimed attempt.
+ */
+function expiresAt(row: Row, attempt: AttemptState | undefined): number {
+  if (row.status !== 'paying' || !attempt) return row.expires_at;
+  return Math.max(row.expires_at, attempt.recordedAt.getTime() + IDEMPOTENCY_WINDOW_MS);
+}
+
+function failpoints(deps: CheckoutDeps): Failpoints {
+  return deps.purchases.failpoints ?? noFailpoints;
 }
 
 function buyerName(buyer: SessionBuyer): string | undefined {

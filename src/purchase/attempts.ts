@@ -125,7 +125,11 @@ export function findOrder(db: Db, orderId: string): Promise<OrderRow | undefined
   return db.selectFrom('orders').selectAll().where('id', '=', orderId).executeTakeFirst();
 }
 
-/** Attempts a request left unfinished (a crash, a lost provider response) that recovery should finish. */
+/**
+ * Attempts a request left unfinished (a crash, a lost provider response) that recovery should
+ * finish: charged ones of any age (provisioning asks nothing of the provider), pending ones only
+ * while the provider still knows their idempotency key.
+ */
 export function findUnfinishedAttempts(
   db: Db,
   window: { now: number; untouchedSince: number; createdSince: number },
@@ -134,11 +138,47 @@ export function findUnfinishedAttempts(
   return db
     .selectFrom('payment_attempts')
     .selectAll()
-    .where('status', 'in', ['pending', 'charged'])
+    .where((eb) =>
+      eb.or([
+        eb('status', '=', 'charged'),
+        eb.and([eb('status', '=', 'pending'), eb('created_at', '>=', window.createdSince)]),
+      ]),
+    )
     .where('updated_at', '<=', window.untouchedSince)
-    .where('created_at', '>=', window.createdSince)
     .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', window.now)]))
     .orderBy('created_at')
     .limit(limit)
     .execute();
+}
+
+/** Pending attempts recorded before `recordedBefore` that no request is charging now. */
+export function findPendingAttemptsRecordedBefore(
+  db: Db,
+  at: { now: number; recordedBefore: number },
+  limit: number,
+): Promise<Attempt[]> {
+  return db
+    .selectFrom('payment_attempts')
+    .selectAll()
+    .where('status', '=', 'pending')
+    .where('created_at', '<', at.recordedBefore)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', at.now)]))
+    .orderBy('created_at')
+    .limit(limit)
+    .execute();
+}
+
+/**
+ * Sets a pending attempt aside for a person to settle, erasing its token so nothing can charge it
+ * again; false if it is not pending or a request is charging it right now.
+ */
+export async function setAsideForReview(db: Db, attemptId: string, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('payment_attempts')
+    .set({ status: 'needs_review', token: null, updated_at: now })
+    .where('id', '=', attemptId)
+    .where('status', '=', 'pending')
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
 }

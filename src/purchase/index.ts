@@ -7,8 +7,11 @@ export {
 } from './failpoints.ts';
 export { listOrders } from './orders.ts';
 export {
+  type AttemptState,
+  attemptState,
   type Buyer,
   getOrder,
+  IDEMPOTENCY_WINDOW_MS,
   type Order,
   type PurchaseDeps,
   type PurchaseLogger,
@@ -18,6 +21,5 @@ export {
   recordPurchase,
   resumePurchase,
   type SettledOutcome,
-  settledOutcome,
 } from './pipeline.ts';
 export { recoverUnfinishedPurchases } from './recovery.ts';

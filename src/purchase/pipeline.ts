@@ -2,7 +2,7 @@ import { findSellableItem, type PlanId, type TermLength } from '../catalog/index
 import type { Db } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import type { PaymentProvider } from '../psp/index.ts';
-import type { Clock } from '../shared/clock.ts';
+import { type Clock, HOUR_MS } from '../shared/clock.ts';
 import { sha256Hex } from '../shared/ids.ts';
 import { provisionWorkspace } from '../workspace/index.ts';
 import {
@@ -15,9 +15,18 @@ import {
   insertOrder,
   type OrderRow,
   recordAttempt,
+  setAsideForReview,
   updatePendingAttempt,
 } from './attempts.ts';
 import { type Failpoints, noFailpoints, SimulatedCrash } from './failpoints.ts';
+import type { AttemptStatus } from './purchase.table.ts';
+
+/**
+ * The provider keeps idempotency keys for at least 24 hours; past that, asking again under the
+ * same key could charge anew, so an attempt still pending this long after it was recorded is never
+ * sent to the provider again: it is set aside for a person to review.
+ */
+export const IDEMPOTENCY_WINDOW_MS = 23 * HOUR_MS;
 
 /** Business lines carry `event` (see docs/operations.md); buyers' addresses never appear. */
 export interface PurchaseLogger {
@@ -81,6 +90,11 @@ export type PurchaseOutcome =
   | { kind: 'setup_pending'; retryAfterSeconds: number }
   /** The provider refused the request itself (not the card); nothing was charged. */
   | { kind: 'failed'; message: string }
+  /**
+   * The outcome was still unknown when the provider's idempotency window closed; the attempt is
+   * never sent again and a person settles it (it may have been charged).
+   */
+  | { kind: 'needs_review' }
   | { kind: 'rejected'; code: 'unknown_item' | 'not_sellable' | 'attempt_conflict'; message: string };
 
 const DEFAULT_CHARGE_LEASE_MS = 90_000;
@@ -136,14 +150,27 @@ export async function recordPurchase(
 /** How a purchase ended for good: nothing about it will change any more. */
 export type SettledOutcome = Extract<PurchaseOutcome, { kind: 'completed' | 'declined' | 'failed' }>;
 
-/**
- * The final outcome of an attempt, read without acting on it; undefined while the attempt is
- * pending or charged (finishing it is `resumePurchase`'s business) or if nothing was recorded.
- */
-export async function settledOutcome(db: Db, attemptKey: string): Promise<SettledOutcome | undefined> {
+/** What is known of an attempt, read without acting on it. */
+export interface AttemptState {
+  status: AttemptStatus;
+  /** When the attempt was recorded; the provider's idempotency window runs from here. */
+  recordedAt: Date;
+  /** SHA-256 of the token the attempt pays with. */
+  tokenHash: string;
+  /** The final outcome; undefined while pending, charged or set aside for review. */
+  settled: SettledOutcome | undefined;
+}
+
+/** The attempt recorded under `attemptKey`, or undefined if there is none. */
+export async function attemptState(db: Db, attemptKey: string): Promise<AttemptState | undefined> {
   const attempt = await findAttemptByKey(db, attemptKey);
-  if (!attempt || attempt.status === 'pending' || attempt.status === 'charged') return undefined;
-  return finalOutcome(db, attempt, attempt.status);
+  if (!attempt) return undefined;
+  const { status } = attempt;
+  const settled =
+    status === 'completed' || status === 'declined' || status === 'failed'
+      ? await finalOutcome(db, attempt, status)
+      : undefined;
+  return { status, recordedAt: new Date(attempt.created_at), tokenHash: attempt.token_hash, settled };
 }
 
 export async function getOrder(db: Db, orderId: string): Promise<Order | undefined> {
@@ -168,10 +195,30 @@ async function advance(deps: PurchaseDeps, attempt: Attempt, token: string | nul
       return finalOutcome(deps.db, attempt, attempt.status);
     case 'charged':
       return provision(deps, attempt);
+    case 'needs_review':
+      return { kind: 'needs_review' };
     case 'pending':
+      if (attempt.created_at <= deps.clock.now().getTime() - IDEMPOTENCY_WINDOW_MS) {
+        return setAside(deps, attempt);
+      }
       if (token === null) throw new Error(`pending attempt ${attempt.id} has no token to charge`);
       return charge(deps, attempt, token);
   }
+}
+
+/** An attempt past the provider's idempotency window is never charged again; a person settles it. */
+async function setAside(deps: PurchaseDeps, attempt: Attempt): Promise<PurchaseOutcome> {
+  if (await setAsideForReview(deps.db, attempt.id, deps.clock.now().getTime())) {
+    deps.logger.error(
+      { attemptId: attempt.id, attemptKey: attempt.attempt_key },
+      'payment outcome still unknown past the provider idempotency window; set aside for review, never charged again',
+    );
+    return { kind: 'needs_review' };
+  }
+  const current = await findAttempt(deps.db, attempt.id);
+  if (current && current.status !== 'pending') return advance(deps, current, null);
+  // A request still holds the attempt: it called the provider inside the window.
+  return { kind: 'in_progress', retryAfterSeconds: 1 };
 }
 
 async function finalOutcome(

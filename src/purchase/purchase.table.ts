@@ -6,8 +6,10 @@ import type { PlanId, TermLength } from '../catalog/index.ts';
  * - `completed`: order, workspace, invitation and its email are committed.
  * - `declined`: refused by the provider (including 3-D Secure required); nothing was charged.
  * - `failed`: the provider rejected the request itself (configuration, bug); nothing was charged.
+ * - `needs_review`: still unknown when the provider's idempotency window closed; asking again
+ *   could charge anew, so it is never sent again and a person settles it (docs/operations.md).
  */
-export type AttemptStatus = 'pending' | 'charged' | 'completed' | 'declined' | 'failed';
+export type AttemptStatus = 'pending' | 'charged' | 'completed' | 'declined' | 'failed' | 'needs_review';
 
 /** One try to pay for one item with one token, under the key the channel derives from its own handle. */
 export interface PaymentAttemptsTable {

@@ -1,177 +1,36 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { type Channel, createSession } from '../../src/checkout/index.ts';
-import { assertAcpCompletedSession, assertAcpError, assertAcpSession } from '../helpers/acp-schema.ts';
 import { testDialect } from '../helpers/database.ts';
+import { Holds, whileHeld } from '../helpers/holds.ts';
 import { type PurchaseFixture, startPurchaseFixture } from '../helpers/purchase.ts';
-import { assertUcpCheckout, assertUcpErrorResponse } from '../helpers/ucp-schema.ts';
+import { PROTOCOLS, type Protocol, type Reply } from './agents.ts';
 
 const PAIRS = 40;
 const OLD_ITEM = { id: 'svc-starter-monthly', amount: 9_900 };
 const NEW_ITEM = { id: 'svc-enterprise-annual', amount: 1_999_000 };
 
-interface Reply {
-  status: number;
-  body: unknown;
-}
-
-/** One checkout protocol as an agent speaks it, over one instance's HTTP app. */
-interface Agent {
-  complete(id: string, token: string): Promise<Reply>;
-  cancel(id: string): Promise<Reply>;
-  changeItem(id: string, itemId: string): Promise<Reply>;
-  get(id: string): Promise<Reply>;
-}
-
-/** What every reply of a session route must be: the session, or the protocol's own error body. */
-interface Protocol {
-  agentOn(app: FastifyInstance): Agent;
-  /** The session's status and total in the protocol's words; fails unless the body is a valid session. */
-  session(reply: Reply): { status: string; total: number };
-  /** Fails unless the reply is a 4xx in the protocol's error format; returns its code. */
-  errorCode(reply: Reply): string;
-  ready: string;
-  completed: string;
-  canceled: string;
-}
-
-async function inject(
-  app: FastifyInstance,
-  method: 'GET' | 'POST' | 'PUT',
-  url: string,
-  headers: Record<string, string>,
-  body?: unknown,
-): Promise<Reply> {
-  const response = await app.inject({
-    method,
-    url,
-    headers: {
-      ...headers,
-      ...(method === 'GET' ? {} : { 'idempotency-key': randomUUID() }),
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
-  });
-  return { status: response.statusCode, body: response.body === '' ? undefined : response.json() };
-}
-
-function totalOf(totals: { type: string; amount: number }[]): number {
-  const total = totals.find((line) => line.type === 'total');
-  assert.ok(total, 'the session shows a total');
-  return total.amount;
-}
-
-const ACP: Protocol = {
-  agentOn(app) {
-    const base = '/api/acp/checkout_sessions';
-    return {
-      complete: (id, token) =>
-        inject(
-          app,
-          'POST',
-          `${base}/${id}/complete`,
-          {},
-          {
-            payment_data: {
-              handler_id: 'psp_spt',
-              instrument: { type: 'card', credential: { type: 'spt', token } },
-            },
-          },
-        ),
-      cancel: (id) => inject(app, 'POST', `${base}/${id}/cancel`, {}, {}),
-      changeItem: (id, itemId) => inject(app, 'POST', `${base}/${id}`, {}, { line_items: [{ id: itemId }] }),
-      get: (id) => inject(app, 'GET', `${base}/${id}`, {}),
-    };
-  },
-  session(reply) {
-    assert.equal(reply.status, 200, JSON.stringify(reply.body));
-    const body = reply.body as { status: string; totals: { type: string; amount: number }[] };
-    if (body.status === 'completed') assertAcpCompletedSession(body);
-    else assertAcpSession(body);
-    return { status: body.status, total: totalOf(body.totals) };
-  },
-  errorCode(reply) {
-    assert.ok(
-      reply.status >= 400 && reply.status < 500,
-      `a 4xx, not ${reply.status}: ${JSON.stringify(reply.body)}`,
-    );
-    assertAcpError(reply.body);
-    return (reply.body as { code: string }).code;
-  },
-  ready: 'ready_for_payment',
-  completed: 'completed',
-  canceled: 'canceled',
-};
-
-const UCP_AGENT = { 'ucp-agent': 'profile="https://agent.example/.well-known/ucp"; version="2026-08-25"' };
-
-const UCP: Protocol = {
-  agentOn(app) {
-    const base = '/api/ucp/v1/checkout-sessions';
-    const lineItems = (itemId: string) => [{ item: { id: itemId }, quantity: 1 }];
-    return {
-      complete: (id, token) =>
-        inject(app, 'POST', `${base}/${id}/complete`, UCP_AGENT, {
-          payment: {
-            instruments: [
-              {
-                id: 'instr_1',
-                handler_id: 'psp_payments',
-                type: 'card',
-                selected: true,
-                credential: { type: 'psp_payment_token', token },
-              },
-            ],
-          },
-        }),
-      cancel: (id) => inject(app, 'POST', `${base}/${id}/cancel`, UCP_AGENT),
-      changeItem: (id, itemId) =>
-        inject(app, 'PUT', `${base}/${id}`, UCP_AGENT, {
-          line_items: lineItems(itemId),
-          buyer: { email: 'racer@example.com' },
-        }),
-      get: (id) => inject(app, 'GET', `${base}/${id}`, UCP_AGENT),
-    };
-  },
-  session(reply) {
-    assert.equal(reply.status, 200, JSON.stringify(reply.body));
-    assertUcpCheckout(reply.body);
-    const body = reply.body as { status: string; totals: { type: string; amount: number }[] };
-    return { status: body.status, total: totalOf(body.totals) };
-  },
-  errorCode(reply) {
-    assert.ok(
-      reply.status >= 400 && reply.status < 500,
-      `a 4xx, not ${reply.status}: ${JSON.stringify(reply.body)}`,
-    );
-    assertUcpErrorResponse(reply.body);
-    return (reply.body as { messages: { code: string }[] }).messages[0]?.code ?? '';
-  },
-  ready: 'ready_for_complete',
-  completed: 'completed',
-  canceled: 'canceled',
-};
-
-const PROTOCOLS: Record<Channel, Protocol> = { acp: ACP, ucp: UCP };
-
 interface RaceSetup {
   fixture: PurchaseFixture;
+  /** Holds requests of the first instance at named places, to force one ordering of a pair. */
+  holds: Holds;
   /** The instances the two racing requests of a pair go to (the same one, or one each). */
   apps: [FastifyInstance, FastifyInstance];
 }
 
 async function oneInstance(t: TestContext): Promise<RaceSetup> {
-  const fixture = await startPurchaseFixture(t);
-  return { fixture, apps: [fixture.runtime.app, fixture.runtime.app] };
+  const holds = new Holds();
+  const fixture = await startPurchaseFixture(t, { failpoints: holds });
+  return { fixture, holds, apps: [fixture.runtime.app, fixture.runtime.app] };
 }
 
 async function twoInstances(t: TestContext): Promise<RaceSetup> {
-  const fixture = await startPurchaseFixture(t);
+  const holds = new Holds();
+  const fixture = await startPurchaseFixture(t, { failpoints: holds });
   const second = await fixture.startSecondInstance();
-  return { fixture, apps: [fixture.runtime.app, second.app] };
+  return { fixture, holds, apps: [fixture.runtime.app, second.app] };
 }
 
 interface Racer {
@@ -220,18 +79,33 @@ async function assertOrdersMatchCharges(fixture: PurchaseFixture, completed: num
   assert.equal(counts.workspaces, completed, 'one workspace per completed session');
 }
 
+type Pair<A, B> = (racer: Racer, i: number) => Promise<[A, B]>;
+
+/**
+ * The first pairs in the orderings given (each forced with holds, so every outcome the design
+ * allows happens at least once on every database), then all the other pairs at once.
+ */
+async function runPairs<A, B>(racers: Racer[], forced: Pair<A, B>[], racing: Pair<A, B>): Promise<[A, B][]> {
+  const results: [A, B][] = [];
+  for (const [i, force] of forced.entries()) results.push(await force(racers[i] as Racer, i));
+  const rest = racers.slice(forced.length).map((racer, j) => racing(racer, forced.length + j));
+  results.push(...(await Promise.all(rest)));
+  return results;
+}
+
 async function completeRacingCancel(setup: RaceSetup, channel: Channel): Promise<void> {
   const protocol = PROTOCOLS[channel];
   const [agentA, agentB] = [protocol.agentOn(setup.apps[0]), protocol.agentOn(setup.apps[1])];
   const racers = await openSessions(setup, channel);
-  const results = await Promise.all(
-    racers.map((racer, i) =>
-      race(
-        i,
-        () => agentA.complete(racer.sessionId, racer.token),
-        () => agentB.cancel(racer.sessionId),
-      ),
-    ),
+  const complete = (racer: Racer) => () => agentA.complete(racer.sessionId, racer.token);
+  const cancel = (racer: Racer) => () => agentB.cancel(racer.sessionId);
+  const results = await runPairs(
+    racers,
+    [
+      (racer) => whileHeld(setup.holds, 'before_claim', complete(racer), cancel(racer)),
+      (racer) => whileHeld(setup.holds, 'after_claim', complete(racer), cancel(racer)),
+    ],
+    (racer, i) => race(i, complete(racer), cancel(racer)),
   );
   let completed = 0;
   for (const [i, [completeReply, cancelReply]] of results.entries()) {
@@ -250,6 +124,7 @@ async function completeRacingCancel(setup: RaceSetup, channel: Channel): Promise
       completed++;
     }
   }
+  assert.ok(completed > 0 && completed < PAIRS, `both outcomes happened (${completed} completed)`);
   await assertOrdersMatchCharges(setup.fixture, completed);
 }
 
@@ -257,29 +132,32 @@ async function completeRacingUpdate(setup: RaceSetup, channel: Channel): Promise
   const protocol = PROTOCOLS[channel];
   const [agentA, agentB] = [protocol.agentOn(setup.apps[0]), protocol.agentOn(setup.apps[1])];
   const racers = await openSessions(setup, channel);
-  const results = await Promise.all(
-    racers.map((racer, i) =>
-      race(
-        i,
-        () => agentA.complete(racer.sessionId, racer.token),
-        () => agentB.changeItem(racer.sessionId, NEW_ITEM.id),
-      ),
-    ),
+  const complete = (racer: Racer) => () => agentA.complete(racer.sessionId, racer.token);
+  const update = (racer: Racer) => () => agentB.changeItem(racer.sessionId, NEW_ITEM.id);
+  const results = await runPairs(
+    racers,
+    [
+      (racer) => whileHeld(setup.holds, 'before_claim', complete(racer), update(racer)),
+      (racer) => whileHeld(setup.holds, 'after_claim', complete(racer), update(racer)),
+    ],
+    (racer, i) => race(i, complete(racer), update(racer)),
   );
+  let updatesPaid = 0;
   for (const [i, [completeReply, updateReply]] of results.entries()) {
     const racer = racers[i] as Racer;
     const final = protocol.session(await agentA.get(racer.sessionId));
     assert.equal(final.status, protocol.completed, `pair ${i}: the complete went through`);
     assert.equal(protocol.session(completeReply).total, final.total);
     assert.equal(charged(setup.fixture, racer.token), final.total, `pair ${i}: total shown = amount charged`);
-    const updateWon = updateReply.status === 200;
-    if (!updateWon) protocol.errorCode(updateReply);
+    const updateWon = protocol.updateAccepted(updateReply);
     assert.equal(
       final.total,
       updateWon ? NEW_ITEM.amount : OLD_ITEM.amount,
       `pair ${i}: an update is paid for if and only if it was accepted`,
     );
+    if (updateWon) updatesPaid++;
   }
+  assert.ok(updatesPaid > 0 && updatesPaid < PAIRS, `both outcomes happened (${updatesPaid} updates paid)`);
   await assertOrdersMatchCharges(setup.fixture, PAIRS);
 }
 
@@ -296,23 +174,32 @@ async function completeRacingComplete(setup: RaceSetup, channel: Channel): Promi
   const declining = await Promise.all(
     racers.map(() => setup.fixture.mintToken({ paymentMethod: 'pm_card_visa_chargeDeclined' })),
   );
-  const results = await Promise.all(
-    racers.map((racer, i) =>
-      race(
-        i,
-        () => agentA.complete(racer.sessionId, declining[i] as string),
-        () => agentB.complete(racer.sessionId, racer.token),
-      ),
-    ),
+  const declined = (i: number) => () =>
+    agentA.complete((racers[i] as Racer).sessionId, declining[i] as string);
+  const good = (racer: Racer) => () => agentB.complete(racer.sessionId, racer.token);
+  const results = await runPairs(
+    racers,
+    [
+      // The good token finds the decline settled but not applied: it applies it and pays.
+      (racer, i) => whileHeld(setup.holds, 'before_session_settled', declined(i), good(racer)),
+      // The good token finds the declined one at the provider: it is told to retry.
+      (racer, i) => whileHeld(setup.holds, 'after_charge', declined(i), good(racer)),
+    ],
+    (racer, i) => race(i, declined(i), good(racer)),
   );
   let completed = 0;
   for (const [i, replies] of results.entries()) {
     const racer = racers[i] as Racer;
     for (const reply of replies) sessionOrError(protocol, reply);
+    const [declinedReply, goodReply] = replies;
+    if (declinedReply.status === 200) {
+      assert.ok(protocol.declined(declinedReply), `pair ${i}: the declined token is told of its decline`);
+    }
     const final = protocol.session(await agentA.get(racer.sessionId));
     const amount = charged(setup.fixture, racer.token);
     if (final.status === protocol.completed) {
       assert.equal(amount, final.total, `pair ${i}: the completed session's total is what was charged`);
+      assert.equal(protocol.session(goodReply).status, protocol.completed, `pair ${i}: the good token paid`);
       completed++;
     } else {
       assert.equal(
@@ -321,8 +208,10 @@ async function completeRacingComplete(setup: RaceSetup, channel: Channel): Promi
         `pair ${i}: declined, the session is ready for another token`,
       );
       assert.equal(amount, 0, `pair ${i}: a session still open was charged ${amount}`);
+      protocol.errorCode(goodReply);
     }
   }
+  assert.ok(completed > 0 && completed < PAIRS, `both outcomes happened (${completed} completed)`);
   await assertOrdersMatchCharges(setup.fixture, completed);
 }
 

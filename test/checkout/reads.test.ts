@@ -20,11 +20,9 @@ async function interruptedPurchase(t: TestContext, failpoint: FailpointName) {
   });
   assert.ok(created.ok);
   const sessionId = created.value.id;
-  await assert.rejects(
-    completeSession(fixture.runtime.checkout, sessionId, 'acp', await fixture.mintToken()),
-    SimulatedCrash,
-  );
-  return { fixture, sessionId, acp: injectingClient(fixture.runtime.app) };
+  const token = await fixture.mintToken();
+  await assert.rejects(completeSession(fixture.runtime.checkout, sessionId, 'acp', token), SimulatedCrash);
+  return { fixture, sessionId, token, acp: injectingClient(fixture.runtime.app) };
 }
 
 async function storedStatuses(fixture: PurchaseFixture) {
@@ -36,10 +34,10 @@ async function storedStatuses(fixture: PurchaseFixture) {
 
 describe(`reading a checkout session on ${testDialect}`, () => {
   it('does not provision a charged but unprovisioned purchase; a retried complete does, with no second charge', async (t) => {
-    const { fixture, sessionId, acp } = await interruptedPurchase(t, 'after_charge_recorded');
+    const { fixture, sessionId, token, acp } = await interruptedPurchase(t, 'after_charge_recorded');
     for (let read = 0; read < 3; read++) {
       const shown = expectSession(await acp.get(sessionId));
-      assert.equal(shown.status, 'ready_for_payment');
+      assert.equal(shown.status, 'complete_in_progress');
       assert.equal(shown.order, undefined);
     }
     assert.deepEqual(await storedStatuses(fixture), { session: 'paying', attempt: 'charged' });
@@ -57,7 +55,7 @@ describe(`reading a checkout session on ${testDialect}`, () => {
       'payment_in_progress',
     );
 
-    const completed = expectSession(await acp.complete(sessionId, completeBody(await fixture.mintToken())));
+    const completed = expectSession(await acp.complete(sessionId, completeBody(token)));
     assert.equal(completed.status, 'completed');
     assert.ok(completed.order);
     assert.deepEqual(await storedStatuses(fixture), { session: 'completed', attempt: 'completed' });
@@ -68,7 +66,7 @@ describe(`reading a checkout session on ${testDialect}`, () => {
   it('leaves an interrupted purchase to the recovery sweep, after which the session shows its order', async (t) => {
     const { fixture, sessionId, acp } = await interruptedPurchase(t, 'after_charge_recorded');
     fixture.clock.advance(PAST_RECOVERY_GRACE_MS);
-    assert.equal(expectSession(await acp.get(sessionId)).status, 'ready_for_payment');
+    assert.equal(expectSession(await acp.get(sessionId)).status, 'complete_in_progress');
     assert.equal(
       (await fixture.counts()).orders,
       0,

@@ -31,6 +31,7 @@ export function sendAcp(reply: FastifyReply, response: StoredResponse): FastifyR
   return reply.code(response.status).send(response.body);
 }
 
+/** The ACP answer to a core error; "retry later" answers are not kept under the Idempotency-Key. */
 export function checkoutErrorResponse(error: CheckoutError): StoredResponse {
   switch (error.code) {
     case 'not_found':
@@ -55,13 +56,32 @@ export function checkoutErrorResponse(error: CheckoutError): StoredResponse {
         { param: EMAIL_PARAM },
       );
     case 'busy':
-      return acpError(
-        409,
-        'payment_in_progress',
-        'A payment for this checkout session is under way or its outcome is not known yet; retry later.',
-        {},
-        { 'retry-after': String(error.retryAfterSeconds) },
-      );
+      return {
+        ...acpError(
+          409,
+          'payment_in_progress',
+          'A payment for this checkout session is under way or its outcome is not known yet; retry later.',
+          {},
+          { 'retry-after': String(error.retryAfterSeconds) },
+        ),
+        keep: false,
+      };
+    case 'conflict':
+      return {
+        ...acpError(
+          409,
+          'conflict',
+          'Other requests changed this checkout session at the same moment; repeat the request.',
+          {},
+          { 'retry-after': String(error.retryAfterSeconds) },
+        ),
+        keep: false,
+      };
+    case 'payment_under_review':
+      return {
+        ...acpError(409, 'payment_under_review', error.session.paymentError?.message ?? ''),
+        keep: false,
+      };
     case 'payment_failed':
       return acpError(502, 'payment_failed', error.message);
   }

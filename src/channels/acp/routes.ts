@@ -46,8 +46,7 @@ export function registerSessionRoutes(scope: AcpScope, context: ChannelContext):
   const present = createSessionPresenter(context.config);
   const answer = (result: Result<CheckoutSession, CheckoutError>, successStatus = 200): StoredResponse => {
     if (result.ok) return { status: successStatus, body: present(result.value) };
-    const response = checkoutErrorResponse(result.error);
-    return result.error.code === 'busy' ? { ...response, keep: false } : response;
+    return checkoutErrorResponse(result.error);
   };
   const route = (sessionId?: string): IdempotentRoute => ({
     channel: 'acp',
@@ -107,11 +106,10 @@ export function registerSessionRoutes(scope: AcpScope, context: ChannelContext):
       await sendIdempotently(deps, request, reply, route(request.params.id), async () => {
         const { id } = request.params;
         const { payment_data, buyer } = request.body;
-        if (buyer) {
-          const updated = await updateSession(deps, id, 'acp', { buyer: toSessionBuyer(buyer) });
-          if (!updated.ok) return answer(updated);
-        }
-        return answer(await completeSession(deps, id, 'acp', payment_data.instrument.credential.token));
+        const token = payment_data.instrument.credential.token;
+        return answer(
+          await completeSession(deps, id, 'acp', token, buyer ? toSessionBuyer(buyer) : undefined),
+        );
       });
     },
   );

@@ -84,6 +84,7 @@ export const SessionParams = Type.Object({ id: Id });
 const AcpStatus = Type.Union([
   Type.Literal('not_ready_for_payment'),
   Type.Literal('ready_for_payment'),
+  Type.Literal('complete_in_progress'),
   Type.Literal('completed'),
   Type.Literal('canceled'),
   Type.Literal('expired'),

@@ -15,9 +15,8 @@ import { ACP_VERSION } from './version.ts';
 export const ACP_STATUS: Readonly<Record<SessionStatus, AcpStatus>> = {
   not_ready: 'not_ready_for_payment',
   ready: 'ready_for_payment',
-  // The wire keeps showing a session being paid for as ready; update and cancel answer
-  // payment_in_progress meanwhile.
-  paying: 'ready_for_payment',
+  // Update and cancel answer payment_in_progress meanwhile.
+  paying: 'complete_in_progress',
   completed: 'completed',
   canceled: 'canceled',
   expired: 'expired',
@@ -123,18 +122,22 @@ function messagesOf(session: CheckoutSession): Message[] {
       resolution: 'requires_buyer_input',
     });
   }
-  if (session.paymentError) {
-    messages.push({
-      type: 'error',
-      code: session.paymentError.code === 'requires_3ds' ? 'requires_3ds' : 'payment_declined',
-      content_type: 'plain',
-      content: session.paymentError.message,
-      resolution: 'requires_buyer_input',
-    });
-  }
+  if (session.paymentError) messages.push(paymentMessage(session.status, session.paymentError));
   const closing = CLOSING_MESSAGES[session.status];
   if (closing) messages.push(closing);
   return messages;
+}
+
+/** Why the last payment did not go through, or, while paying, that a person is reviewing it. */
+function paymentMessage(status: SessionStatus, error: { code: string; message: string }): Message {
+  if (status === 'paying') return { type: 'info', content_type: 'plain', content: error.message };
+  return {
+    type: 'error',
+    code: error.code === 'requires_3ds' ? 'requires_3ds' : 'payment_declined',
+    content_type: 'plain',
+    content: error.message,
+    resolution: 'requires_buyer_input',
+  };
 }
 
 const CLOSING_MESSAGES: Partial<Record<SessionStatus, Message>> = {

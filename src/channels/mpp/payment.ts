@@ -122,6 +122,12 @@ function answerFor(outcome: PurchaseOutcome): PaymentAnswer {
         'The payment provider has not confirmed the payment yet; repeat this exact request. You will not be charged twice.',
         outcome.retryAfterSeconds,
       );
+    case 'needs_review':
+      return unfinished(
+        'payment_under_review',
+        'The payment provider did not confirm this payment in time; a person is reviewing it. Do not pay again: it will not be charged twice.',
+        REVIEW_RETRY_AFTER_SECONDS,
+      );
     case 'setup_pending':
       return unfinished(
         'setup_pending',
@@ -130,6 +136,9 @@ function answerFor(outcome: PurchaseOutcome): PaymentAnswer {
       );
   }
 }
+
+/** A reviewed payment is settled by a person, in hours rather than seconds. */
+const REVIEW_RETRY_AFTER_SECONDS = 3600;
 
 function buyerFrom(body: PurchaseRequestBody): Buyer {
   const { email, first_name, last_name, full_name, company } = body.buyer;

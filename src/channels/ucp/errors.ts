@@ -65,6 +65,14 @@ export function busy(retryAfterSeconds: number): UcpReply {
   return { ...reply, keep: false };
 }
 
+export function conflict(retryAfterSeconds: number): UcpReply {
+  const content = `Other requests changed this checkout at the same moment; repeat the request in ${retryAfterSeconds} s.`;
+  const reply = errorReply(409, [errorMessage('conflict', content)], {
+    'retry-after': String(retryAfterSeconds),
+  });
+  return { ...reply, keep: false };
+}
+
 /** `/line_items/0/item` -> `$.line_items[0].item` (RFC 9535 shorthand, as in UCP's examples). */
 function jsonPath(pointer: string): string {
   const segments = pointer

@@ -28,6 +28,7 @@ import { sendIdempotently } from '../idempotent.ts';
 import { requestedVersion } from './agent-header.ts';
 import {
   busy,
+  conflict,
   errorReply,
   frameworkErrorReply,
   IDEMPOTENCY_ERRORS,
@@ -42,7 +43,13 @@ import {
 } from './errors.ts';
 import { UCP_VERSION } from './profile.ts';
 import { CHECKOUT_RESPONSES, CheckoutInput, CompleteInput, SessionParams } from './schemas.ts';
-import { paymentTokenFrom, requestErrorMessage, sessionInputFrom, toCheckout } from './translate.ts';
+import {
+  paymentTokenFrom,
+  paymentUnderWayMessage,
+  requestErrorMessage,
+  sessionInputFrom,
+  toCheckout,
+} from './translate.ts';
 
 export {
   CHECKOUT_CAPABILITY,
@@ -60,6 +67,11 @@ interface AnswerOptions {
   status?: number;
   /** The session the request named; a failed change then answers with its current state. */
   sessionId?: string;
+  /**
+   * An update: while a payment is under way UCP wants the checkout back unchanged with a
+   * recoverable message, not an error envelope.
+   */
+  isUpdate?: boolean;
 }
 
 type UcpScope = FastifyInstance<
@@ -146,7 +158,7 @@ function registerRoutes(app: UcpScope, { checkout, config }: ChannelContext): vo
       const input = sessionInputFrom(request.body);
       if (!input.ok) return sendReply(reply, errorReply(400, [input.error]));
       return sendIdempotently(checkout, request, reply, idempotent(id), async () =>
-        respond(await updateSession(checkout, id, 'ucp', input.value), { sessionId: id }),
+        respond(await updateSession(checkout, id, 'ucp', input.value), { sessionId: id, isUpdate: true }),
       );
     },
   );
@@ -190,8 +202,18 @@ async function answer(
       return notModifiable(error.session.status);
     case 'missing_buyer_email':
       return { status: 200, body: toCheckout(error.session, config) };
-    case 'busy':
-      return busy(error.retryAfterSeconds);
+    case 'busy': {
+      if (!options.isUpdate || options.sessionId === undefined) return busy(error.retryAfterSeconds);
+      const current = await getSession(deps, options.sessionId, 'ucp');
+      if (!current.ok) return notFound();
+      const message = paymentUnderWayMessage(error.retryAfterSeconds);
+      const headers = { 'retry-after': String(error.retryAfterSeconds) };
+      return { status: 200, body: toCheckout(current.value, config, [message]), headers, keep: false };
+    }
+    case 'conflict':
+      return conflict(error.retryAfterSeconds);
+    case 'payment_under_review':
+      return { status: 200, body: toCheckout(error.session, config), keep: false };
     default: {
       const message = requestErrorMessage(error);
       if (options.sessionId === undefined) return errorReply(400, [message]);

@@ -102,7 +102,7 @@ export const Checkout = Type.Object({
       phone_number: Type.Optional(Type.String()),
     }),
   ),
-  status: Type.Enum(['incomplete', 'ready_for_complete', 'completed', 'canceled']),
+  status: Type.Enum(['incomplete', 'ready_for_complete', 'complete_in_progress', 'completed', 'canceled']),
   currency: Type.String(),
   totals: Type.Array(Total),
   messages: Type.Optional(Type.Array(ErrorMessage)),

@@ -9,8 +9,8 @@ import type { BuyerInput, CheckoutInput, CompleteInput, UcpCheckout, UcpErrorMes
 const UCP_STATUS: Record<SessionStatus, UcpCheckout['status']> = {
   not_ready: 'incomplete',
   ready: 'ready_for_complete',
-  // Shown as before the claim; update and cancel answer checkout_busy meanwhile.
-  paying: 'ready_for_complete',
+  // An update meanwhile is answered with the checkout unchanged and a message; cancel with checkout_busy.
+  paying: 'complete_in_progress',
   completed: 'completed',
   canceled: 'canceled',
   // UCP has no expired state: an expired session is canceled, and a message says why.
@@ -77,6 +77,12 @@ export function requestErrorMessage(error: RequestError): UcpErrorMessage {
 }
 
 function paymentMessage(error: { code: string; message: string }): UcpErrorMessage {
+  if (error.code === 'payment_failed') {
+    return errorMessage(
+      'payment_failed',
+      `The payment could not be made: ${error.message} Complete again, with another payment token if need be.`,
+    );
+  }
   if (error.code === 'requires_3ds') {
     return errorMessage(
       'requires_3ds',
@@ -99,6 +105,15 @@ function sessionMessages(session: CheckoutSession): UcpErrorMessage[] {
       ];
     case 'ready':
       return session.paymentError ? [paymentMessage(session.paymentError)] : [];
+    case 'paying':
+      // Only a payment set aside for review: the platform cannot act on it, a person will.
+      return session.paymentError
+        ? [
+            errorMessage(session.paymentError.code, session.paymentError.message, {
+              severity: 'unrecoverable',
+            }),
+          ]
+        : [];
     case 'expired':
       return [errorMessage('expired', EXPIRED, { severity: 'unrecoverable' })];
     default:
@@ -113,6 +128,14 @@ function buyerOf(buyer: SessionBuyer): NonNullable<UcpCheckout['buyer']> {
     ...(buyer.lastName ? { last_name: buyer.lastName } : {}),
     ...(buyer.phoneNumber ? { phone_number: buyer.phoneNumber } : {}),
   };
+}
+
+/** An update while the payment is under way leaves the checkout unchanged; UCP says so in a message. */
+export function paymentUnderWayMessage(retryAfterSeconds: number): UcpErrorMessage {
+  return errorMessage(
+    'complete_in_progress',
+    `The checkout cannot be changed while its payment is under way; read it again in ${retryAfterSeconds} s for the outcome.`,
+  );
 }
 
 /** The session as a UCP checkout; `extra` carries messages about the request just answered. */
