@@ -296,15 +296,16 @@ describe(`idempotency store on ${testDialect}`, () => {
       clock.advance(STALE_AFTER_MS);
       const first = gated({ status: 200, body: { instance: 1 } });
       const other = gated({ status: 200, body: { instance: 2 } });
-      const outcomes = Promise.all([
+      const retries = [
         runIdempotently(deps, { scope, key, body: undefined }, first.handle),
         runIdempotently(otherInstance, { scope, key, body: undefined }, other.handle),
-      ]);
+      ];
+      // The handlers wait at their gates, so the first retry to answer is the one that lost.
+      assert.equal((await Promise.race(retries)).kind, 'in_flight', `round ${round}`);
       await waitFor(() => first.started + other.started > 0);
-      await new Promise((resolve) => setTimeout(resolve, 20));
       first.open();
       other.open();
-      const kinds = (await outcomes).map((outcome) => outcome.kind).sort();
+      const kinds = (await Promise.all(retries)).map((outcome) => outcome.kind).sort();
       assert.deepEqual(kinds, ['fresh', 'in_flight'], `round ${round}`);
       assert.equal(first.started + other.started, 1, `round ${round}: one handler ran`);
     }
