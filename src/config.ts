@@ -22,6 +22,8 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   bodyLimitBytes: number;
   jobPollIntervalMs: number;
+  /** How long an ACP/UCP request holds its Idempotency-Key before a retry may take it over. */
+  idempotency: { staleAfterMs: number };
   /** Requests per client IP and window on each public surface (checkout channels). */
   rateLimit: { max: number; windowMs: number };
   /** Behind a load balancer: take the client IP from X-Forwarded-For. */
@@ -207,6 +209,12 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     bodyLimitBytes: readInteger(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
     jobPollIntervalMs: readInteger(env, 'JOB_POLL_INTERVAL_MS', 1000, 10, 60_000),
+    idempotency: {
+      // 30 s: far above a normal request (well under a second), and below the purchase pipeline's
+      // 90 s charge lease, which keeps a retry that takes over from charging while a slow first
+      // request still waits on the provider (the same attempt's provider key makes it one charge).
+      staleAfterMs: readInteger(env, 'IDEMPOTENCY_STALE_AFTER_MS', 30_000, 1000, 3_600_000),
+    },
     rateLimit: {
       max: readInteger(env, 'RATE_LIMIT_MAX', 300, 1, 1_000_000_000),
       windowMs: readInteger(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1000, 3_600_000),

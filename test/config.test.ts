@@ -25,6 +25,11 @@ describe('configuration', () => {
     assert.deepEqual(config.database, { kind: 'sqlite', file: path.resolve('data/svc.sqlite') });
     assert.equal(config.psp.kind, 'sandbox');
     assert.equal(config.smtpUrl, undefined);
+    assert.equal(config.idempotency.staleAfterMs, 30_000);
+  });
+
+  it('takes the idempotency takeover time from IDEMPOTENCY_STALE_AFTER_MS', () => {
+    assert.equal(loadConfig({ IDEMPOTENCY_STALE_AFTER_MS: '5000' }).idempotency.staleAfterMs, 5000);
   });
 
   it('selects PostgreSQL from a postgres DATABASE_URL', () => {
@@ -46,6 +51,14 @@ describe('configuration', () => {
       'WEBHOOK_ALLOW_LOOPBACK must be unset or false in production',
     ],
     [{ WEBHOOK_ALLOW_LOOPBACK: 'yes' }, 'WEBHOOK_ALLOW_LOOPBACK must be one of true, false'],
+    [
+      { IDEMPOTENCY_STALE_AFTER_MS: '500' },
+      'IDEMPOTENCY_STALE_AFTER_MS must be an integer from 1000 to 3600000',
+    ],
+    [
+      { IDEMPOTENCY_STALE_AFTER_MS: '30s' },
+      'IDEMPOTENCY_STALE_AFTER_MS must be an integer from 1000 to 3600000',
+    ],
   ];
   for (const [env, message] of bad) {
     it(`rejects ${JSON.stringify(env)} naming the variable`, () => {

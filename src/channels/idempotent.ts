@@ -1,13 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Db } from '../db/schema.ts';
 import {
   checkIdempotencyKey,
+  type IdempotencyDeps,
   type KeyProblem,
   runIdempotently,
   type StoredResponse,
 } from '../idempotency/index.ts';
-import type { Clock } from '../shared/clock.ts';
 import { sha256Hex } from '../shared/ids.ts';
+import type { ChannelContext } from './context.ts';
 
 /** How a channel words the idempotency failures in its own error format. */
 export interface IdempotencyErrors {
@@ -15,7 +15,10 @@ export interface IdempotencyErrors {
   badKey(problem: KeyProblem): StoredResponse;
   /** The key was used before with another body (ACP 422, UCP 409). */
   conflict(): StoredResponse;
-  /** The first request with this key is still running (409; Retry-After is set here). */
+  /**
+   * The first request with this key is still running (409; Retry-After is set here): the seconds
+   * until it may be taken over, or 1 while the key is changing hands.
+   */
   inFlight(retryAfterSeconds: number): StoredResponse;
 }
 
@@ -26,13 +29,22 @@ export interface IdempotentRoute {
   errors: IdempotencyErrors;
 }
 
+/** The idempotency store of a channel: the checkout's database and clock, the configured takeover time. */
+export function idempotencyDepsOf(context: ChannelContext): IdempotencyDeps {
+  return {
+    db: context.checkout.db,
+    clock: context.checkout.clock,
+    staleAfterMs: context.config.idempotency.staleAfterMs,
+  };
+}
+
 /**
  * Answers a state-changing request at most once per Idempotency-Key: the key is scoped to the
  * channel, the route and the session; a repeat with the same body replays the stored status and
  * body with `Idempotent-Replayed: true`; the key is echoed on every answer.
  */
 export async function sendIdempotently(
-  deps: { db: Db; clock: Clock },
+  deps: IdempotencyDeps,
   request: FastifyRequest,
   reply: FastifyReply,
   route: IdempotentRoute,

@@ -7,7 +7,11 @@ export interface IdempotencyKeysTable {
   /** SHA-256 of the canonical JSON request body. */
   fingerprint: string;
   state: 'in_flight' | 'completed';
-  /** While in flight: when a crashed holder's claim lapses. */
+  /**
+   * While in flight: when the holder's claim lapses and a retry may take the key over (the holder
+   * presumably crashed). Each claim or takeover sets a later value, so it also fences the holder's
+   * own writes.
+   */
   locked_until: number | null;
   response_status: number | null;
   /** Body and headers as JSON, sealed with a key derived from the Idempotency-Key (see store.ts). */

@@ -2,6 +2,7 @@ export {
   checkIdempotencyKey,
   deleteExpiredKeys,
   fingerprintOf,
+  type IdempotencyDeps,
   type IdempotencyOutcome,
   type IdempotentRequest,
   KEY_RETENTION_MS,

@@ -1,14 +1,23 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import type { Db } from '../db/schema.ts';
+import type { ExpressionBuilder } from 'kysely';
+import type { Database, Db } from '../db/schema.ts';
 import { type Clock, HOUR_MS } from '../shared/clock.ts';
 import { sha256Hex } from '../shared/ids.ts';
 import { canonicalJson } from '../shared/jcs.ts';
+import type { IdempotencyKeysTable } from './idempotency.table.ts';
 
 export const KEY_RETENTION_MS = 24 * HOUR_MS;
-/** How long a request may hold its key before another may take over (the holder crashed). */
-const IN_FLIGHT_LEASE_MS = 2 * 60_000;
+/** How often one request looks again at a key that changed under it before answering "in flight". */
+const MAX_CLAIM_ROUNDS = 3;
 export const MIN_KEY_LENGTH = 16;
 export const MAX_KEY_LENGTH = 255;
+
+export interface IdempotencyDeps {
+  db: Db;
+  clock: Clock;
+  /** How long an in-flight key's holder has before a retry may take the key over. */
+  staleAfterMs: number;
+}
 
 export interface StoredResponse {
   status: number;
@@ -50,52 +59,29 @@ export function fingerprintOf(body: unknown): string {
  * Runs `handle` at most once per (scope, key): the key is claimed in the database before the
  * handler runs, so concurrent requests and other instances see it in flight. The response is kept
  * 24 hours and replayed for the same body; 5xx responses, "retry later" answers (`keep: false`)
- * and thrown errors release the key so a retry runs afresh.
+ * and thrown errors release the key so a retry runs afresh. A key held longer than `staleAfterMs`
+ * is taken over by the next retry; the holder's own writes are fenced by the lease it set, so a
+ * slow holder that was taken over neither overwrites nor releases the key.
  */
 export async function runIdempotently(
-  deps: { db: Db; clock: Clock },
+  deps: IdempotencyDeps,
   request: IdempotentRequest,
   handle: () => Promise<StoredResponse>,
 ): Promise<IdempotencyOutcome> {
-  const { db, clock } = deps;
-  const fingerprint = fingerprintOf(request.body);
-  const now = clock.now().getTime();
-  const claimed = await claim(db, request, fingerprint, now);
-  if (!claimed) {
-    const existing = await db
-      .selectFrom('idempotency_keys')
-      .selectAll()
-      .where('scope', '=', request.scope)
-      .where('key', '=', sha256Hex(request.key))
-      .executeTakeFirst();
-    if (!existing) return runIdempotently(deps, request, handle);
-    if (existing.fingerprint !== fingerprint) return { kind: 'conflict' };
-    if (existing.state === 'completed' && existing.response_status !== null) {
-      const sealed = sealerFor(request);
-      return {
-        kind: 'replayed',
-        response: {
-          status: existing.response_status,
-          body: existing.response_body === null ? null : JSON.parse(sealed.open(existing.response_body)),
-          headers: existing.response_headers ? JSON.parse(sealed.open(existing.response_headers)) : undefined,
-        },
-      };
-    }
-    if (!(await takeOverAbandoned(db, request, now))) {
-      const waitMs = Math.max(1000, (existing.locked_until ?? now) - now);
-      return { kind: 'in_flight', retryAfterSeconds: Math.min(Math.ceil(waitMs / 1000), 5) };
-    }
-  }
+  const { db } = deps;
+  const acquired = await acquire(deps, request, fingerprintOf(request.body));
+  if (acquired.kind !== 'held') return acquired;
+  const holder: Holder = { ...request, lease: acquired.lease };
 
   let response: StoredResponse;
   try {
     response = await handle();
   } catch (error) {
-    await release(db, request);
+    await release(db, holder);
     throw error;
   }
   if (response.status >= 500 || response.keep === false) {
-    await release(db, request);
+    await release(db, holder);
   } else {
     const sealed = sealerFor(request);
     await db
@@ -107,11 +93,60 @@ export async function runIdempotently(
         response_body: sealed.seal(JSON.stringify(response.body ?? null)),
         response_headers: response.headers ? sealed.seal(JSON.stringify(response.headers)) : null,
       })
-      .where('scope', '=', request.scope)
-      .where('key', '=', sha256Hex(request.key))
+      .where(heldBy(holder))
       .execute();
   }
   return { kind: 'fresh', response };
+}
+
+type Acquired = IdempotencyOutcome | { kind: 'held'; lease: number };
+
+/**
+ * Claims the key, or reports what holds it. The key can change between reading and writing
+ * (released, completed, taken over by another retry), so this looks again, a bounded number of
+ * times; a key that keeps changing is answered "in flight, retry in a second".
+ */
+async function acquire(
+  deps: IdempotencyDeps,
+  request: IdempotentRequest,
+  fingerprint: string,
+): Promise<Acquired> {
+  const { db, clock, staleAfterMs } = deps;
+  for (let round = 0; round < MAX_CLAIM_ROUNDS; round++) {
+    const now = clock.now().getTime();
+    const lease = now + staleAfterMs;
+    if (await claim(db, request, fingerprint, now, lease)) return { kind: 'held', lease };
+    const existing = await db
+      .selectFrom('idempotency_keys')
+      .selectAll()
+      .where('scope', '=', request.scope)
+      .where('key', '=', sha256Hex(request.key))
+      .executeTakeFirst();
+    if (!existing) continue;
+    if (existing.fingerprint !== fingerprint) return { kind: 'conflict' };
+    if (existing.state === 'completed' && existing.response_status !== null) {
+      return { kind: 'replayed', response: openResponse(request, existing.response_status, existing) };
+    }
+    const heldUntil = existing.locked_until ?? now;
+    if (heldUntil > now) {
+      return { kind: 'in_flight', retryAfterSeconds: Math.ceil((heldUntil - now) / 1000) };
+    }
+    if (await takeOverStale(db, request, existing.locked_until, lease)) return { kind: 'held', lease };
+  }
+  return { kind: 'in_flight', retryAfterSeconds: 1 };
+}
+
+function openResponse(
+  request: IdempotentRequest,
+  status: number,
+  row: Pick<IdempotencyKeysTable, 'response_body' | 'response_headers'>,
+): StoredResponse {
+  const sealed = sealerFor(request);
+  return {
+    status,
+    body: row.response_body === null ? null : JSON.parse(sealed.open(row.response_body)),
+    headers: row.response_headers ? JSON.parse(sealed.open(row.response_headers)) : undefined,
+  };
 }
 
 /**
@@ -138,7 +173,13 @@ function sealerFor(request: IdempotentRequest) {
   };
 }
 
-async function claim(db: Db, request: IdempotentRequest, fingerprint: string, now: number): Promise<boolean> {
+async function claim(
+  db: Db,
+  request: IdempotentRequest,
+  fingerprint: string,
+  now: number,
+  lease: number,
+): Promise<boolean> {
   // A key past its retention is a new request: clear it first.
   await db
     .deleteFrom('idempotency_keys')
@@ -153,7 +194,7 @@ async function claim(db: Db, request: IdempotentRequest, fingerprint: string, no
       key: sha256Hex(request.key),
       fingerprint,
       state: 'in_flight',
-      locked_until: now + IN_FLIGHT_LEASE_MS,
+      locked_until: lease,
       response_status: null,
       response_body: null,
       response_headers: null,
@@ -165,25 +206,43 @@ async function claim(db: Db, request: IdempotentRequest, fingerprint: string, no
   return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
 }
 
-async function takeOverAbandoned(db: Db, request: IdempotentRequest, now: number): Promise<boolean> {
+/**
+ * One guarded write: the lease moves on only if it is still the stale one this request read, so
+ * of two retries racing for the same stale key exactly one takes it over. A new lease is always
+ * later than the stale one, which makes it the holder's fencing token.
+ */
+async function takeOverStale(
+  db: Db,
+  request: IdempotentRequest,
+  staleLease: number | null,
+  lease: number,
+): Promise<boolean> {
   const result = await db
     .updateTable('idempotency_keys')
-    .set({ locked_until: now + IN_FLIGHT_LEASE_MS })
+    .set({ locked_until: lease })
     .where('scope', '=', request.scope)
     .where('key', '=', sha256Hex(request.key))
     .where('state', '=', 'in_flight')
-    .where('locked_until', '<=', now)
+    .where('locked_until', staleLease === null ? 'is' : '=', staleLease)
     .executeTakeFirst();
   return result.numUpdatedRows === 1n;
 }
 
-async function release(db: Db, request: IdempotentRequest): Promise<void> {
-  await db
-    .deleteFrom('idempotency_keys')
-    .where('scope', '=', request.scope)
-    .where('key', '=', sha256Hex(request.key))
-    .where('state', '=', 'in_flight')
-    .execute();
+type Holder = IdempotentRequest & { lease: number };
+
+/** Matches the key only while this request still holds it (nobody took it over). */
+function heldBy(holder: Holder) {
+  return (eb: ExpressionBuilder<Database, 'idempotency_keys'>) =>
+    eb.and([
+      eb('scope', '=', holder.scope),
+      eb('key', '=', sha256Hex(holder.key)),
+      eb('state', '=', 'in_flight'),
+      eb('locked_until', '=', holder.lease),
+    ]);
+}
+
+async function release(db: Db, holder: Holder): Promise<void> {
+  await db.deleteFrom('idempotency_keys').where(heldBy(holder)).execute();
 }
 
 /** Drops kept responses older than their retention. */

@@ -8,4 +8,5 @@ export {
   type JobLogger,
   JobRunner,
   type Sweep,
+  type Timers,
 } from './runner.ts';

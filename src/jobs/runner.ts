@@ -46,7 +46,20 @@ export interface JobRunnerOptions {
   /** How long a claim lasts; a job whose worker died is claimed again after it. */
   leaseMs?: number;
   backoff?: (attempt: number) => number;
+  /** Where the runner gets its timers; tests pass a fake to drive ticks without waiting. */
+  timers?: Timers;
 }
+
+/** The two timer functions the runner uses, so a test can count and fire its timers. */
+export interface Timers {
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const systemTimers: Timers = {
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
 
 export interface EnqueueOptions {
   kind: string;
@@ -56,11 +69,15 @@ export interface EnqueueOptions {
   dedupeKey?: string;
 }
 
-/** Adds a job in the caller's transaction, so it exists exactly when the change that needs it commits. */
+/**
+ * Adds a job in the caller's transaction, so it exists exactly when the change that needs it
+ * commits. Returns the id of the job that exists: with a dedupe key already taken, the existing
+ * job's (the no-op update on conflict is what makes the database return that row).
+ */
 export async function enqueueJob(db: Db, at: Date, options: EnqueueOptions): Promise<string> {
   const id = newId('job', at);
   const now = at.getTime();
-  await db
+  const row = await db
     .insertInto('jobs')
     .values({
       id,
@@ -76,9 +93,12 @@ export async function enqueueJob(db: Db, at: Date, options: EnqueueOptions): Pro
       created_at: now,
       updated_at: now,
     })
-    .onConflict((oc) => oc.column('dedupe_key').doNothing())
-    .execute();
-  return id;
+    .onConflict((oc) =>
+      oc.column('dedupe_key').doUpdateSet({ dedupe_key: (eb) => eb.ref('excluded.dedupe_key') }),
+    )
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
 }
 
 /** Exponential backoff from 5 s, capped at one hour, with ±20% jitter so retries do not stampede. */
@@ -99,7 +119,10 @@ export class JobRunner {
   readonly #workerId = `worker_${randomUUID()}`;
   readonly #running = new Set<Promise<void>>();
   readonly #sweepsRunning = new Set<Promise<void>>();
-  readonly #timers: NodeJS.Timeout[] = [];
+  /** The one pending timer of each loop (slot 0 polls, slot i + 1 runs sweep i); nothing else is kept. */
+  readonly #timers = new Map<number, unknown>();
+  /** Bumped by every start, so a tick still running from before a stop does not schedule again. */
+  #generation = 0;
   #stopped = true;
 
   constructor(options: JobRunnerOptions) {
@@ -109,6 +132,7 @@ export class JobRunner {
       concurrency: 4,
       leaseMs: 5 * 60_000,
       backoff: defaultBackoff,
+      timers: systemTimers,
       ...options,
     };
   }
@@ -116,17 +140,18 @@ export class JobRunner {
   start(): void {
     if (!this.#stopped) return;
     this.#stopped = false;
-    this.#schedule(() => this.#poll(), this.#options.pollIntervalMs);
-    for (const sweep of this.#options.sweeps) {
-      this.#schedule(() => this.#runSweep(sweep), sweep.intervalMs);
-    }
+    this.#generation++;
+    this.#loop(0, () => this.#poll(), this.#options.pollIntervalMs);
+    this.#options.sweeps.forEach((sweep, index) => {
+      this.#loop(index + 1, () => this.#runSweep(sweep), sweep.intervalMs);
+    });
   }
 
   /** Stops claiming and waits for the jobs and sweeps in flight. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    for (const timer of this.#timers) clearTimeout(timer);
-    this.#timers.length = 0;
+    for (const timer of this.#timers.values()) this.#options.timers.clearTimeout(timer);
+    this.#timers.clear();
     await Promise.allSettled([...this.#running, ...this.#sweepsRunning]);
   }
 
@@ -145,13 +170,17 @@ export class JobRunner {
     for (const sweep of this.#options.sweeps) await this.#runSweep(sweep);
   }
 
-  #schedule(tick: () => Promise<void>, intervalMs: number): void {
-    const loop = async () => {
-      if (this.#stopped) return;
+  /** Runs `tick` now and then `intervalMs` after each run ends, holding one timer in `slot`. */
+  #loop(slot: number, tick: () => Promise<void>, intervalMs: number): void {
+    const generation = this.#generation;
+    const current = () => !this.#stopped && this.#generation === generation;
+    const run = async () => {
+      this.#timers.delete(slot);
+      if (!current()) return;
       await tick();
-      if (!this.#stopped) this.#timers.push(setTimeout(loop, intervalMs));
+      if (current()) this.#timers.set(slot, this.#options.timers.setTimeout(run, intervalMs));
     };
-    this.#timers.push(setTimeout(loop, 0));
+    this.#timers.set(slot, this.#options.timers.setTimeout(run, 0));
   }
 
   async #runSweep(sweep: Sweep): Promise<void> {

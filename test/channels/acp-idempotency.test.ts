@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { testDialect } from '../helpers/database.ts';
-import { startPurchaseFixture } from '../helpers/purchase.ts';
+import { freezeOnceAt, startPurchaseFixture } from '../helpers/purchase.ts';
 import { completeBody, createBody, expectError, expectSession, injectingClient } from './acp-client.ts';
 
 describe(`ACP idempotency on ${testDialect}`, () => {
@@ -146,5 +146,82 @@ describe(`ACP idempotency on ${testDialect}`, () => {
     assert.equal(retried.headers['idempotent-replayed'], undefined);
     assert.equal(expectSession(retried).status, 'completed');
     assert.equal((await counts()).succeeded, 1);
+  });
+
+  it('lets one of two retries take over the key of a complete that died, after IDEMPOTENCY_STALE_AFTER_MS', async (t) => {
+    const frozen = freezeOnceAt('after_attempt_recorded');
+    const { runtime, clock, mintToken, counts } = await startPurchaseFixture(t, {
+      failpoints: frozen.failpoints,
+      env: { IDEMPOTENCY_STALE_AFTER_MS: '20000' },
+    });
+    const acp = injectingClient(runtime.app);
+    const session = expectSession(await acp.create(createBody('svc-pro-monthly', 'a@example.com')), 201);
+    const body = completeBody(await mintToken());
+    const key = randomUUID();
+    const died = acp.complete(session.id, body, { key });
+    await frozen.reached;
+
+    const early = await acp.complete(session.id, body, { key });
+    expectError(early, 409, 'idempotency_in_flight');
+    assert.equal(early.headers['retry-after'], '20');
+    clock.advance(15_000);
+    assert.equal((await acp.complete(session.id, body, { key })).headers['retry-after'], '5');
+
+    clock.advance(5_000);
+    const retries = await Promise.all([
+      acp.complete(session.id, body, { key }),
+      acp.complete(session.id, body, { key }),
+    ]);
+    // The one answered afresh took the key over; the other was in flight or a replay of it.
+    const taker = retries.find((reply) => reply.status === 200 && !reply.headers['idempotent-replayed']);
+    const other = retries.find((reply) => reply !== taker);
+    assert.ok(taker && other, retries.map((reply) => reply.text).join('\n'));
+    assert.equal(expectSession(taker).status, 'completed');
+    if (other.status === 409) expectError(other, 409, 'idempotency_in_flight');
+    else assert.deepEqual([other.text, other.headers['idempotent-replayed']], [taker.text, 'true']);
+    assert.deepEqual(await counts(), {
+      paymentIntents: 1,
+      succeeded: 1,
+      orders: 1,
+      workspaces: 1,
+      emails: 0,
+    });
+
+    frozen.kill();
+    assert.equal((await died).status, 500);
+    const replay = await acp.complete(session.id, body, { key });
+    assert.deepEqual([replay.status, replay.text], [200, taker.text]);
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+  });
+
+  it('charges once when the key of a complete that died waiting on the provider is taken over', async (t) => {
+    const frozen = freezeOnceAt('after_charge');
+    const { runtime, clock, mintToken, counts } = await startPurchaseFixture(t, {
+      failpoints: frozen.failpoints,
+    });
+    const acp = injectingClient(runtime.app);
+    const session = expectSession(await acp.create(createBody('svc-pro-monthly', 'a@example.com')), 201);
+    const body = completeBody(await mintToken());
+    const key = randomUUID();
+    const died = acp.complete(session.id, body, { key });
+    await frozen.reached;
+
+    assert.equal((await acp.complete(session.id, body, { key })).headers['retry-after'], '30');
+    clock.advance(30_000);
+    // The key is taken over; the purchase's own charge lease still keeps the provider call to one.
+    const blocked = await acp.complete(session.id, body, { key });
+    expectError(blocked, 409, 'payment_in_progress');
+    clock.advance(60_000);
+    const paid = await acp.complete(session.id, body, { key });
+    assert.equal(expectSession(paid).status, 'completed');
+    assert.deepEqual(await counts(), {
+      paymentIntents: 1,
+      succeeded: 1,
+      orders: 1,
+      workspaces: 1,
+      emails: 0,
+    });
+    frozen.kill();
+    await died;
   });
 });

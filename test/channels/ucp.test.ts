@@ -7,7 +7,7 @@ import type { UcpCheckout, UcpErrorResponse } from '../../src/channels/ucp/schem
 import { crashOnceAt } from '../../src/purchase/index.ts';
 import { HOUR_MS, MINUTE_MS } from '../../src/shared/clock.ts';
 import { testDialect } from '../helpers/database.ts';
-import { mintToken, startPurchaseFixture } from '../helpers/purchase.ts';
+import { freezeOnceAt, mintToken, startPurchaseFixture } from '../helpers/purchase.ts';
 import { startTestRuntime } from '../helpers/runtime.ts';
 import {
   assertUcpBusinessProfile,
@@ -366,6 +366,34 @@ describe(`UCP channel on ${testDialect}`, () => {
     const replay = await send('POST', `${SESSIONS}/${session.id}/complete`, { body, key });
     assert.deepEqual(replay.body, first.body);
     assert.equal(fixture.sandbox.state.listPaymentIntents().length, 1);
+  });
+
+  it('answers the retry of a complete that died 409 with the seconds until it may take the key over', async (t) => {
+    const frozen = freezeOnceAt('after_attempt_recorded');
+    const fixture = await startPurchaseFixture(t, { failpoints: frozen.failpoints });
+    const send = viaInject(fixture.runtime.app);
+    const session = await openSession(send);
+    const key = randomUUID();
+    const body = completeBody(await fixture.mintToken());
+    const complete = () => send('POST', `${SESSIONS}/${session.id}/complete`, { body, key });
+    const died = complete();
+    await frozen.reached;
+
+    const early = await complete();
+    assert.match(ucpError(early, 409, 'request_in_progress').messages[0]?.content ?? '', /in 30 s/);
+    assert.equal(early.header('retry-after'), '30');
+    fixture.clock.advance(29_000);
+    const later = await complete();
+    ucpError(later, 409, 'request_in_progress');
+    assert.equal(later.header('retry-after'), '1');
+    fixture.clock.advance(1_000);
+    assert.equal(checkout(await complete()).status, 'completed');
+    assert.deepEqual(
+      fixture.sandbox.state.listPaymentIntents().map((intent) => intent.status),
+      ['succeeded'],
+    );
+    frozen.kill();
+    await died;
   });
 
   it('charges once when 20 completes with different keys race', async (t) => {

@@ -6,7 +6,12 @@ import { loggerOptions } from '../../src/http/logging.ts';
 import { createSmtpTransport } from '../../src/mail/index.ts';
 import { createStripeAdapter } from '../../src/psp/index.ts';
 import { type RunningPspSandbox, startPspSandbox } from '../../src/psp/sandbox/main.ts';
-import type { Failpoints, PurchaseRequest } from '../../src/purchase/index.ts';
+import {
+  type FailpointName,
+  type Failpoints,
+  type PurchaseRequest,
+  SimulatedCrash,
+} from '../../src/purchase/index.ts';
 import { createRuntime, type Runtime } from '../../src/runtime.ts';
 import { ManualClock } from '../../src/shared/clock.ts';
 import type { TestDatabase } from './database.ts';
@@ -159,6 +164,27 @@ export async function mintToken(
   const body = (await response.json()) as { id: string };
   if (response.status !== 200) throw new Error(`minting failed: ${JSON.stringify(body)}`);
   return body.id;
+}
+
+/**
+ * The first request to reach `name` stops there as if its process had died: it answers nothing and
+ * writes nothing more. `kill()` ends it (with SimulatedCrash) so the test can finish.
+ */
+export function freezeOnceAt(name: FailpointName) {
+  let reached!: () => void;
+  let kill!: () => void;
+  const dead = new Promise<void>((resolve) => (kill = resolve));
+  let armed = true;
+  const failpoints: Failpoints = {
+    async hit(at) {
+      if (!armed || at !== name) return;
+      armed = false;
+      reached();
+      await dead;
+      throw new SimulatedCrash(name);
+    },
+  };
+  return { failpoints, reached: new Promise<void>((resolve) => (reached = resolve)), kill };
 }
 
 let attemptCounter = 0;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { enqueueJob, type JobDefinition, JobRunner } from '../../src/jobs/index.ts';
+import { enqueueJob, type JobDefinition, JobRunner, type Timers } from '../../src/jobs/index.ts';
 import { ManualClock } from '../../src/shared/clock.ts';
 import { createTestDatabase, type TestDatabase, testDialect } from '../helpers/database.ts';
 
@@ -15,6 +15,38 @@ function runnerFor(database: TestDatabase, clock: ManualClock, definitions: Reco
     definitions,
     backoff: (attempt) => attempt * 1000,
   });
+}
+
+/** Timers the test fires by hand: each fire runs the due callbacks and waits for the ticks they start. */
+function manualTimers() {
+  const pending = new Map<number, () => void>();
+  const cleared: number[] = [];
+  let created = 0;
+  const timers: Timers = {
+    setTimeout(callback) {
+      created++;
+      pending.set(created, callback);
+      return created;
+    },
+    clearTimeout(handle) {
+      cleared.push(handle as number);
+      pending.delete(handle as number);
+    },
+  };
+  return {
+    timers,
+    pending,
+    cleared,
+    get created() {
+      return created;
+    },
+    /** Takes the due callbacks off the list and starts them; resolves when their ticks are done. */
+    fire(): Promise<unknown> {
+      const due = [...pending.values()];
+      pending.clear();
+      return Promise.all(due.map((callback) => callback()));
+    },
+  };
 }
 
 async function jobRow(database: TestDatabase, id: string) {
@@ -267,12 +299,86 @@ describe(`job runner on ${testDialect}`, () => {
     );
   });
 
-  it('keeps one job per dedupe key', async (t) => {
+  it('keeps one job per dedupe key and returns its id to every enqueuer', async (t) => {
     const database = await createTestDatabase();
     t.after(() => database.close());
     const clock = new ManualClock();
-    await enqueueJob(database.db, clock.now(), { kind: 'x', payload: {}, dedupeKey: 'k1' });
-    await enqueueJob(database.db, clock.now(), { kind: 'x', payload: {}, dedupeKey: 'k1' });
-    assert.equal((await database.db.selectFrom('jobs').selectAll().execute()).length, 1);
+    const first = await enqueueJob(database.db, clock.now(), {
+      kind: 'x',
+      payload: { n: 1 },
+      dedupeKey: 'k1',
+    });
+    clock.advance(1000);
+    const second = await database.db
+      .transaction()
+      .execute((trx) => enqueueJob(trx, clock.now(), { kind: 'x', payload: { n: 2 }, dedupeKey: 'k1' }));
+    const other = await enqueueJob(database.db, clock.now(), { kind: 'x', payload: {}, dedupeKey: 'k2' });
+    assert.equal(second, first);
+    assert.notEqual(other, first);
+    const rows = await database.db.selectFrom('jobs').selectAll().orderBy('created_at').execute();
+    assert.deepEqual(
+      rows.map((row) => [row.id, row.payload, row.dedupe_key]),
+      [
+        [first, '{"n":1}', 'k1'],
+        [other, '{}', 'k2'],
+      ],
+    );
+  });
+
+  it('holds one timer per loop however many ticks it runs, and none after stop', async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.close());
+    const clock = new ManualClock();
+    const fake = manualTimers();
+    let sweeps = 0;
+    const ran: unknown[] = [];
+    const runner = new JobRunner({
+      db: database.db,
+      dialect: database.dialect,
+      clock,
+      logger: silent,
+      timers: fake.timers,
+      definitions: { echo: { run: async (payload) => void ran.push(payload) } },
+      sweeps: [{ name: 'count', intervalMs: 60_000, run: async () => void sweeps++ }],
+    });
+    runner.start();
+    t.after(() => runner.stop());
+    assert.equal(fake.pending.size, 2, 'one poll timer and one per sweep');
+
+    const ticks = 2000;
+    for (let tick = 1; tick <= ticks; tick++) {
+      if (tick % 500 === 0) await enqueueJob(database.db, clock.now(), { kind: 'echo', payload: { tick } });
+      await fake.fire();
+      assert.equal(fake.pending.size, 2, `after tick ${tick}`);
+    }
+    assert.equal(sweeps, ticks);
+    assert.equal(fake.created, 2 * (ticks + 1));
+
+    const live = [...fake.pending.keys()];
+    await runner.stop();
+    assert.deepEqual(fake.cleared.sort(), live.sort(), 'stop clears the live timers and holds no others');
+    assert.equal(fake.pending.size, 0);
+    assert.deepEqual(ran, [{ tick: 500 }, { tick: 1000 }, { tick: 1500 }, { tick: 2000 }]);
+  });
+
+  it('does not let a tick that outlives a stop schedule again after a restart', async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.close());
+    const fake = manualTimers();
+    const runner = new JobRunner({
+      db: database.db,
+      dialect: database.dialect,
+      clock: new ManualClock(),
+      logger: silent,
+      timers: fake.timers,
+      definitions: {},
+    });
+    runner.start();
+    t.after(() => runner.stop());
+    const tickInFlight = fake.fire();
+    await runner.stop();
+    runner.start();
+    await tickInFlight;
+    assert.equal(fake.pending.size, 1, 'only the restarted poll loop holds a timer');
   });
 });

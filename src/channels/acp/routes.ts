@@ -18,7 +18,7 @@ import {
 import type { StoredResponse } from '../../idempotency/index.ts';
 import type { Result } from '../../shared/result.ts';
 import type { ChannelContext } from '../context.ts';
-import { type IdempotentRoute, sendIdempotently } from '../idempotent.ts';
+import { type IdempotentRoute, idempotencyDepsOf, sendIdempotently } from '../idempotent.ts';
 import { checkoutErrorResponse, idempotencyErrors, sendAcp } from './errors.ts';
 import { acceptLegacyItemsKey, toSessionBuyer } from './requests.ts';
 import {
@@ -43,6 +43,7 @@ export type AcpScope = FastifyInstance<
 /** The five session operations, each a thin translation onto the checkout core. */
 export function registerSessionRoutes(scope: AcpScope, context: ChannelContext): void {
   const deps = context.checkout;
+  const idempotency = idempotencyDepsOf(context);
   const present = createSessionPresenter(context.config);
   const answer = (result: Result<CheckoutSession, CheckoutError>, successStatus = 200): StoredResponse => {
     if (result.ok) return { status: successStatus, body: present(result.value) };
@@ -61,7 +62,7 @@ export function registerSessionRoutes(scope: AcpScope, context: ChannelContext):
       preValidation: acceptLegacyItemsKey,
     },
     async (request, reply) => {
-      await sendIdempotently(deps, request, reply, route(), async () => {
+      await sendIdempotently(idempotency, request, reply, route(), async () => {
         const { line_items, buyer } = request.body;
         const created = await createSession(deps, {
           channel: 'acp',
@@ -88,7 +89,7 @@ export function registerSessionRoutes(scope: AcpScope, context: ChannelContext):
       preValidation: acceptLegacyItemsKey,
     },
     async (request, reply) => {
-      await sendIdempotently(deps, request, reply, route(request.params.id), async () => {
+      await sendIdempotently(idempotency, request, reply, route(request.params.id), async () => {
         const { line_items, buyer } = request.body;
         const updated = await updateSession(deps, request.params.id, 'acp', {
           itemId: line_items?.[0].id,
@@ -103,7 +104,7 @@ export function registerSessionRoutes(scope: AcpScope, context: ChannelContext):
     '/checkout_sessions/:id/complete',
     { schema: { params: SessionParams, body: CompleteSessionBody, response: sessionResponses } },
     async (request, reply) => {
-      await sendIdempotently(deps, request, reply, route(request.params.id), async () => {
+      await sendIdempotently(idempotency, request, reply, route(request.params.id), async () => {
         const { id } = request.params;
         const { payment_data, buyer } = request.body;
         const token = payment_data.instrument.credential.token;
@@ -118,7 +119,7 @@ export function registerSessionRoutes(scope: AcpScope, context: ChannelContext):
     '/checkout_sessions/:id/cancel',
     { schema: { params: SessionParams, body: CancelSessionBody, response: sessionResponses } },
     async (request, reply) => {
-      await sendIdempotently(deps, request, reply, route(request.params.id), async () =>
+      await sendIdempotently(idempotency, request, reply, route(request.params.id), async () =>
         answer(await cancelSession(deps, request.params.id, 'acp')),
       );
     },

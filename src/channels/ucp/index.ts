@@ -24,7 +24,7 @@ import { useBoundedJsonParser } from '../../http/json-body.ts';
 import { applyRateLimit } from '../../http/rate-limit.ts';
 import type { Result } from '../../shared/result.ts';
 import type { ChannelContext } from '../context.ts';
-import { sendIdempotently } from '../idempotent.ts';
+import { idempotencyDepsOf, sendIdempotently } from '../idempotent.ts';
 import { requestedVersion } from './agent-header.ts';
 import {
   busy,
@@ -121,7 +121,9 @@ async function checkAgentVersion(request: FastifyRequest, reply: FastifyReply) {
   }
 }
 
-function registerRoutes(app: UcpScope, { checkout, config }: ChannelContext): void {
+function registerRoutes(app: UcpScope, context: ChannelContext): void {
+  const { checkout, config } = context;
+  const idempotency = idempotencyDepsOf(context);
   const sessionRoute = { params: SessionParams, response: CHECKOUT_RESPONSES };
   const idempotent = (sessionId?: string) => ({
     channel: 'ucp' as const,
@@ -138,7 +140,7 @@ function registerRoutes(app: UcpScope, { checkout, config }: ChannelContext): vo
       const input = sessionInputFrom(request.body);
       if (!input.ok) return sendReply(reply, errorReply(400, [input.error]));
       const { itemId, buyer } = input.value;
-      return sendIdempotently(checkout, request, reply, idempotent(), async () => {
+      return sendIdempotently(idempotency, request, reply, idempotent(), async () => {
         const created = await createSession(checkout, { channel: 'ucp', itemId, buyer: buyer ?? undefined });
         return respond(created, { status: 201 });
       });
@@ -157,7 +159,7 @@ function registerRoutes(app: UcpScope, { checkout, config }: ChannelContext): vo
       const { id } = request.params;
       const input = sessionInputFrom(request.body);
       if (!input.ok) return sendReply(reply, errorReply(400, [input.error]));
-      return sendIdempotently(checkout, request, reply, idempotent(id), async () =>
+      return sendIdempotently(idempotency, request, reply, idempotent(id), async () =>
         respond(await updateSession(checkout, id, 'ucp', input.value), { sessionId: id, isUpdate: true }),
       );
     },
@@ -169,7 +171,7 @@ function registerRoutes(app: UcpScope, { checkout, config }: ChannelContext): vo
     async (request, reply) => {
       const { id } = request.params;
       const token = paymentTokenFrom(request.body);
-      return sendIdempotently(checkout, request, reply, idempotent(id), async () =>
+      return sendIdempotently(idempotency, request, reply, idempotent(id), async () =>
         respond(await completeSession(checkout, id, 'ucp', token), { sessionId: id }),
       );
     },
@@ -177,7 +179,7 @@ function registerRoutes(app: UcpScope, { checkout, config }: ChannelContext): vo
 
   app.post('/checkout-sessions/:id/cancel', { schema: sessionRoute }, async (request, reply) => {
     const { id } = request.params;
-    return sendIdempotently(checkout, request, reply, idempotent(id), async () =>
+    return sendIdempotently(idempotency, request, reply, idempotent(id), async () =>
       respond(await cancelSession(checkout, id, 'ucp'), { sessionId: id }),
     );
   });
