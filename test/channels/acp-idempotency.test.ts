@@ -149,7 +149,7 @@ describe(`ACP idempotency on ${testDialect}`, () => {
   });
 
   it('lets one of two retries take over the key of a complete that died, after IDEMPOTENCY_STALE_AFTER_MS', async (t) => {
-    const frozen = freezeOnceAt('after_attempt_recorded');
+    const frozen = freezeOnceAt('after_claim');
     const { runtime, clock, mintToken, counts } = await startPurchaseFixture(t, {
       failpoints: frozen.failpoints,
       env: { IDEMPOTENCY_STALE_AFTER_MS: '20000' },
