@@ -369,7 +369,7 @@ describe(`UCP channel on ${testDialect}`, () => {
   });
 
   it('answers the retry of a complete that died 409 with the seconds until it may take the key over', async (t) => {
-    const frozen = freezeOnceAt('after_attempt_recorded');
+    const frozen = freezeOnceAt('after_claim');
     const fixture = await startPurchaseFixture(t, { failpoints: frozen.failpoints });
     const send = viaInject(fixture.runtime.app);
     const session = await openSession(send);
