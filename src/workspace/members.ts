@@ -2,6 +2,7 @@ import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { isEmailAddress } from '../shared/email.ts';
 import { err, ok, type Result } from '../shared/result.ts';
+import { isStorableText } from '../shared/text.ts';
 import { invitationStatus, reissueInvitation, sameAddress } from './invitations.ts';
 import { getWorkspace, type Workspace, type WorkspaceContext } from './service.ts';
 import type { MemberRole } from './workspace.table.ts';
@@ -28,12 +29,19 @@ export async function listMemberships(db: Db, userId: string): Promise<Membershi
   return memberships;
 }
 
+/** Ids come from URLs and forms: one no row can have (PostgreSQL text holds no U+0000) is simply not found. */
+function couldBeId(id: string): boolean {
+  return id.length <= MAX_ID_LENGTH && isStorableText(id);
+}
+const MAX_ID_LENGTH = 100;
+
 /** The account's role in the workspace; undefined when it is not a member (or there is no such workspace). */
 export async function findMembership(
   db: Db,
   workspaceId: string,
   userId: string,
 ): Promise<Membership | undefined> {
+  if (!couldBeId(workspaceId)) return undefined;
   const row = await db
     .selectFrom('workspace_members')
     .select('role')
@@ -169,6 +177,7 @@ async function lockMembers(trx: Tx, workspaceId: string): Promise<boolean> {
 }
 
 async function memberBy(trx: Tx, workspaceId: string, by: { userId: string } | { memberId: string }) {
+  if ('memberId' in by && !couldBeId(by.memberId)) return undefined;
   let query = trx
     .selectFrom('workspace_members')
     .select(['id', 'email', 'role', 'user_id'])
@@ -197,6 +206,7 @@ function withActor<T>(
   actorUserId: string,
   change: (trx: Tx, actor: MemberRow) => Change<T>,
 ): Change<T> {
+  if (!couldBeId(workspaceId)) return Promise.resolve(err({ code: 'not_member' as const }));
   return inTransaction(db, async (trx) => {
     if (!(await lockMembers(trx, workspaceId))) return err({ code: 'not_member' as const });
     const actor = await memberBy(trx, workspaceId, { userId: actorUserId });
@@ -266,6 +276,7 @@ export function inviteMember(
 }
 
 async function openInvitation(trx: Tx, workspaceId: string, invitationId: string) {
+  if (!couldBeId(invitationId)) return undefined;
   return trx
     .selectFrom('workspace_invitations')
     .select(['id', 'email', 'role', 'invited_by_user_id'])
