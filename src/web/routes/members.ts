@@ -139,11 +139,16 @@ async function answer(
   reply: FastifyReply,
   access: { user: User; membership: Membership },
   result: { ok: true } | { ok: false; error: MemberChangeError },
-  notice: keyof typeof NOTICES,
+  success: { notice: keyof typeof NOTICES } | { redirect: string },
   form?: InviteForm,
 ) {
   const workspaceId = access.membership.workspace.id;
-  if (result.ok) return reply.redirect(membersUrl(workspaceId, notice), 303);
+  if (result.ok) {
+    return reply.redirect(
+      'redirect' in success ? success.redirect : membersUrl(workspaceId, success.notice),
+      303,
+    );
+  }
   if (result.error.code === 'not_member') return sendNotFound(request, reply);
   const { status, ...error } = failure(result.error);
   // What the account may do may have changed since the guard looked: render with its role now.
@@ -200,7 +205,7 @@ export function memberRoutes(app: FastifyInstance, deps: RouteDeps): void {
       email: form.email,
       role: form.role,
     });
-    return answer(deps, request, reply, access, result, 'invited', form);
+    return answer(deps, request, reply, access, result, { notice: 'invited' }, form);
   });
 
   app.post<InvitationParams>(
@@ -213,7 +218,7 @@ export function memberRoutes(app: FastifyInstance, deps: RouteDeps): void {
         actorUserId: access.user.id,
         invitationId: request.params.invitationId,
       });
-      return answer(deps, request, reply, access, result, 'resent');
+      return answer(deps, request, reply, access, result, { notice: 'resent' });
     },
   );
 
@@ -227,7 +232,7 @@ export function memberRoutes(app: FastifyInstance, deps: RouteDeps): void {
         actorUserId: access.user.id,
         invitationId: request.params.invitationId,
       });
-      return answer(deps, request, reply, access, result, 'revoked');
+      return answer(deps, request, reply, access, result, { notice: 'revoked' });
     },
   );
 
@@ -251,7 +256,7 @@ export function memberRoutes(app: FastifyInstance, deps: RouteDeps): void {
       memberId: request.params.memberId,
       role,
     });
-    return answer(deps, request, reply, access, result, 'role');
+    return answer(deps, request, reply, access, result, { notice: 'role' });
   });
 
   app.post<MemberParams>('/w/:workspaceId/members/:memberId/remove', async (request, reply) => {
@@ -262,7 +267,7 @@ export function memberRoutes(app: FastifyInstance, deps: RouteDeps): void {
       actorUserId: access.user.id,
       memberId: request.params.memberId,
     });
-    return answer(deps, request, reply, access, result, 'removed');
+    return answer(deps, request, reply, access, result, { notice: 'removed' });
   });
 
   app.post<Params>('/w/:workspaceId/members/transfer', async (request, reply) => {
@@ -274,7 +279,7 @@ export function memberRoutes(app: FastifyInstance, deps: RouteDeps): void {
       memberId: field(request, 'new_owner'),
       stepDown: field(request, 'step_down') === 'yes',
     });
-    return answer(deps, request, reply, access, result, 'transferred');
+    return answer(deps, request, reply, access, result, { notice: 'transferred' });
   });
 
   app.post<Params>('/w/:workspaceId/members/leave', async (request, reply) => {
@@ -284,7 +289,6 @@ export function memberRoutes(app: FastifyInstance, deps: RouteDeps): void {
       workspaceId: access.membership.workspace.id,
       userId: access.user.id,
     });
-    if (result.ok) return reply.redirect('/workspaces', 303);
-    return answer(deps, request, reply, access, result, 'removed');
+    return answer(deps, request, reply, access, result, { redirect: '/workspaces' });
   });
 }
