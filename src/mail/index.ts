@@ -5,7 +5,9 @@ export {
   type OwnerInvitationInput,
   type RenderedMail,
   renderOwnerInvitation,
+  renderTeamInvitation,
   renderWebhookDisabled,
+  type TeamInvitationInput,
   type WebhookDisabledInput,
 } from './templates.ts';
 export {

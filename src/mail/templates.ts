@@ -44,6 +44,44 @@ export function renderOwnerInvitation(input: OwnerInvitationInput): RenderedMail
   return { template: 'owner_invitation', subject, text, html };
 }
 
+export interface TeamInvitationInput {
+  workspaceName: string;
+  /** `owner`, `admin` or `member`. */
+  role: string;
+  acceptUrl: string;
+  expiresAt: Date;
+}
+
+const ROLE_DUTIES: Record<string, string> = {
+  owner: 'Owners manage everything in the workspace, including its members and owners.',
+  admin: 'Admins manage the workspace, its members (except owners) and its Integrations.',
+  member: 'Members work in the workspace; owners and admins manage it.',
+};
+
+/** An owner or admin invited a teammate from the app's Members page. */
+export function renderTeamInvitation(input: TeamInvitationInput): RenderedMail {
+  const expires = dateFormat.format(input.expiresAt);
+  const duties = ROLE_DUTIES[input.role] ?? '';
+  const subject = 'You are invited to a compliance workspace';
+  const text = [
+    `You are invited to join the compliance workspace "${input.workspaceName}" as ${input.role}.`,
+    duties,
+    '',
+    'Accept the invitation:',
+    input.acceptUrl,
+    '',
+    `This invitation link expires on ${expires} (UTC). If you did not expect it, ignore this email.`,
+  ].join('\n');
+  const html = `<!doctype html>
+<html><body style="font-family: sans-serif">
+<p>You are invited to join the compliance workspace <strong>${escapeHtml(input.workspaceName)}</strong> as ${escapeHtml(input.role)}.</p>
+<p>${escapeHtml(duties)}</p>
+<p><a href="${escapeHtml(input.acceptUrl)}">Accept the invitation</a></p>
+<p>This invitation link expires on ${escapeHtml(expires)} (UTC). If you did not expect it, ignore this email.</p>
+</body></html>`;
+  return { template: 'team_invitation', subject, text, html };
+}
+
 export interface WebhookDisabledInput {
   workspaceName: string;
   subscriptionId: string;

@@ -3,8 +3,6 @@ import type { Db } from '../db/schema.ts';
 import { type InvitationStatus, invitationStatus } from './invitations.ts';
 import type { MemberRole } from './workspace.table.ts';
 
-/** Where an invitation stands as of `now`; there is no revocation yet. */
-
 export interface WorkspaceSummary {
   id: string;
   name: string;
@@ -98,7 +96,7 @@ export async function listWorkspaces(
     .execute();
   const ownerInvitations = await db
     .selectFrom('workspace_invitations')
-    .select(['workspace_id', 'email', 'accepted_at', 'revoked_at', 'expires_at'])
+    .select(['workspace_id', 'email', 'accepted_at', 'revoked_at', 'withdrawn_at', 'expires_at'])
     .where('workspace_id', 'in', ids)
     .where('role', '=', 'owner')
     .orderBy('created_at')

@@ -17,7 +17,30 @@ export {
   type ResendError,
   resendInvitation,
 } from './invitations.ts';
-export { canManageWorkspace, findMembership, listMemberships, type Membership } from './members.ts';
+export {
+  assignableRoles,
+  canManageRole,
+  canManageWorkspace,
+  changeMemberRole,
+  findMembership,
+  inviteMember,
+  leaveWorkspace,
+  listMembers,
+  listMemberships,
+  listOpenInvitations,
+  type Member,
+  type MemberChangeError,
+  type MemberInvitationInput,
+  type Membership,
+  type OpenInvitation,
+  type OwnershipTransfer,
+  type RemovedMember,
+  type RoleChange,
+  removeMember,
+  resendMemberInvitation,
+  revokeMemberInvitation,
+  transferOwnership,
+} from './members.ts';
 export { findWorkspaceOwner, type WorkspaceOwner } from './owner.ts';
 export {
   type EndedTerm,

@@ -1,9 +1,10 @@
-import type { Db, Tx } from '../db/schema.ts';
+import type { ExpressionBuilder } from 'kysely';
+import type { Database, Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { HOUR_MS } from '../shared/clock.ts';
 import { newId, sha256Hex } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
-import { sendInvitation } from './send-invitation.ts';
+import { type Invitee, sendInvitation } from './send-invitation.ts';
 import { getWorkspace, type Workspace, type WorkspaceContext } from './service.ts';
 import type { MemberRole } from './workspace.table.ts';
 
@@ -12,7 +13,8 @@ export { INVITATION_LIFETIME_MS } from './send-invitation.ts';
 export const INVITATIONS_PER_ADDRESS_PER_HOUR = 3;
 const TOKEN_PATTERN = /^inv_[A-Za-z0-9_-]{43}$/;
 
-export type InvitationStatus = 'pending' | 'expired' | 'accepted' | 'revoked';
+/** `revoked`: a newer link to the address replaced it; `withdrawn`: an owner or admin took it back (or removed its member). */
+export type InvitationStatus = 'pending' | 'expired' | 'accepted' | 'revoked' | 'withdrawn';
 
 export interface Invitation {
   id: string;
@@ -24,9 +26,15 @@ export interface Invitation {
 }
 
 export function invitationStatus(
-  row: { accepted_at: number | null; revoked_at: number | null; expires_at: number },
+  row: {
+    accepted_at: number | null;
+    revoked_at: number | null;
+    withdrawn_at: number | null;
+    expires_at: number;
+  },
   now: number,
 ): InvitationStatus {
+  if (row.withdrawn_at !== null) return 'withdrawn';
   if (row.accepted_at !== null) return 'accepted';
   if (row.revoked_at !== null) return 'revoked';
   if (row.expires_at <= now) return 'expired';
@@ -84,12 +92,13 @@ export async function acceptInvitation(
     .where('id', '=', row.id)
     .where('accepted_at', 'is', null)
     .where('revoked_at', 'is', null)
+    .where('withdrawn_at', 'is', null)
     .where('expires_at', '>', now)
     .executeTakeFirst();
   if (claimed.numUpdatedRows === 0n) {
     const current = await trx
       .selectFrom('workspace_invitations')
-      .select(['accepted_at', 'revoked_at', 'expires_at'])
+      .select(['accepted_at', 'revoked_at', 'withdrawn_at', 'expires_at'])
       .where('id', '=', row.id)
       .executeTakeFirstOrThrow();
     const status = invitationStatus(current, now);
@@ -113,12 +122,14 @@ export async function acceptInvitation(
 export type ResendError =
   | { code: 'not_found' }
   | { code: 'still_valid' }
+  | { code: 'withdrawn' }
   | { code: 'too_many'; retryAfterMs: number };
 
 /**
  * Sends a fresh invitation to the address an expired, used or replaced link was for (same
- * workspace, same role); earlier unused links to that address stop working. At most
- * `INVITATIONS_PER_ADDRESS_PER_HOUR` invitations go to one address of a workspace per hour.
+ * workspace, same role); earlier unused links to that address stop working. A withdrawn
+ * invitation cannot be renewed by its link. At most `INVITATIONS_PER_ADDRESS_PER_HOUR`
+ * invitations go to one address of a workspace per hour.
  */
 export async function resendInvitation(
   db: Db,
@@ -128,41 +139,68 @@ export async function resendInvitation(
   return inTransaction(db, async (trx) => {
     const row = await findRow(trx, token);
     if (!row) return err({ code: 'not_found' as const });
-    const now = ctx.clock.now().getTime();
-    if (invitationStatus(row, now) === 'pending') return err({ code: 'still_valid' as const });
-    const recent = await trx
-      .selectFrom('workspace_invitations')
-      .select('created_at')
-      .where('workspace_id', '=', row.workspace_id)
-      .where('email', '=', row.email)
-      .where('created_at', '>', now - HOUR_MS)
-      .orderBy('created_at')
-      .execute();
-    const oldest = recent[0];
-    if (oldest && recent.length >= INVITATIONS_PER_ADDRESS_PER_HOUR) {
-      return err({ code: 'too_many' as const, retryAfterMs: oldest.created_at + HOUR_MS - now });
-    }
+    const status = invitationStatus(row, ctx.clock.now().getTime());
+    if (status === 'pending') return err({ code: 'still_valid' as const });
+    if (status === 'withdrawn') return err({ code: 'withdrawn' as const });
     const workspace = await getWorkspace(trx, row.workspace_id);
     if (!workspace) return err({ code: 'not_found' as const });
-    await trx
-      .updateTable('workspace_invitations')
-      .set({ revoked_at: now })
-      .where('workspace_id', '=', row.workspace_id)
-      .where('email', '=', row.email)
-      .where('accepted_at', 'is', null)
-      .where('revoked_at', 'is', null)
-      .execute();
-    await sendInvitation(
-      trx,
-      {
-        workspaceId: workspace.id,
-        workspaceName: workspace.name,
-        plan: workspace.plan,
-        termEndsAt: workspace.currentTerm?.endsAt ?? null,
-      },
-      { email: row.email, role: row.role },
-      ctx,
-    );
-    return ok({ email: row.email });
+    const sent = await reissueInvitation(trx, ctx, workspace, {
+      email: row.email,
+      role: row.role,
+      invitedByUserId: row.invited_by_user_id,
+    });
+    return sent.ok ? ok({ email: row.email }) : sent;
   });
+}
+
+/** A filter on the `email` of invitations or members: the same address, compared without case. */
+export function sameAddress(email: string) {
+  const key = email.trim().toLowerCase();
+  return <T extends 'workspace_invitations' | 'workspace_members'>(eb: ExpressionBuilder<Database, T>) =>
+    eb(eb.fn<string>('lower', [eb.ref('email')]), '=', key);
+}
+
+/**
+ * Sends an invitation to the address, replacing (revoking) its earlier unused links to the
+ * workspace, unless `INVITATIONS_PER_ADDRESS_PER_HOUR` went to it in the last hour.
+ */
+export async function reissueInvitation(
+  trx: Tx,
+  ctx: WorkspaceContext,
+  workspace: Workspace,
+  invitee: Invitee,
+): Promise<Result<void, { code: 'too_many'; retryAfterMs: number }>> {
+  const now = ctx.clock.now().getTime();
+  const recent = await trx
+    .selectFrom('workspace_invitations')
+    .select('created_at')
+    .where('workspace_id', '=', workspace.id)
+    .where(sameAddress(invitee.email))
+    .where('created_at', '>', now - HOUR_MS)
+    .orderBy('created_at')
+    .execute();
+  const oldest = recent[0];
+  if (oldest && recent.length >= INVITATIONS_PER_ADDRESS_PER_HOUR) {
+    return err({ code: 'too_many' as const, retryAfterMs: oldest.created_at + HOUR_MS - now });
+  }
+  await trx
+    .updateTable('workspace_invitations')
+    .set({ revoked_at: now })
+    .where('workspace_id', '=', workspace.id)
+    .where(sameAddress(invitee.email))
+    .where('accepted_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .execute();
+  await sendInvitation(
+    trx,
+    {
+      workspaceId: workspace.id,
+      workspaceName: workspace.name,
+      plan: workspace.plan,
+      termEndsAt: workspace.currentTerm?.endsAt ?? null,
+    },
+    invitee,
+    ctx,
+  );
+  return ok(undefined);
 }

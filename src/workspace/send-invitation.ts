@@ -1,6 +1,6 @@
 import { PLANS, type PlanId } from '../catalog/index.ts';
 import type { Tx } from '../db/schema.ts';
-import { queueMail, renderOwnerInvitation } from '../mail/index.ts';
+import { queueMail, renderOwnerInvitation, renderTeamInvitation } from '../mail/index.ts';
 import { type Clock, DAY_MS } from '../shared/clock.ts';
 import { newId, newSecret, sha256Hex } from '../shared/ids.ts';
 import type { MemberRole } from './workspace.table.ts';
@@ -15,19 +15,27 @@ export interface InvitedWorkspace {
   termEndsAt: Date | null;
 }
 
+export interface Invitee {
+  email: string;
+  role: MemberRole;
+  /** The owner or admin who invited from the app; absent (null) for a purchase's owner invitation. */
+  invitedByUserId?: string | null;
+}
+
 /**
  * Records an invitation (only the token's SHA-256) and queues its email, in the caller's
- * transaction.
+ * transaction: the owner invitation of a new workspace, or a teammate's invitation.
  */
 export async function sendInvitation(
   trx: Tx,
   workspace: InvitedWorkspace,
-  invitee: { email: string; role: MemberRole },
+  invitee: Invitee,
   ctx: { clock: Clock; baseUrl: string },
 ): Promise<void> {
   const now = ctx.clock.now();
   const token = newSecret('inv_');
   const expiresAt = new Date(now.getTime() + INVITATION_LIFETIME_MS);
+  const invitedByUserId = invitee.invitedByUserId ?? null;
   await trx
     .insertInto('workspace_invitations')
     .values({
@@ -39,15 +47,26 @@ export async function sendInvitation(
       expires_at: expiresAt.getTime(),
       accepted_at: null,
       revoked_at: null,
+      invited_by_user_id: invitedByUserId,
+      withdrawn_at: null,
       created_at: now.getTime(),
     })
     .execute();
-  const mail = renderOwnerInvitation({
-    workspaceName: workspace.workspaceName,
-    planName: PLANS[workspace.plan].name,
-    termEndsAt: workspace.termEndsAt,
-    acceptUrl: `${ctx.baseUrl}/invitations/${token}`,
-    expiresAt,
-  });
+  const acceptUrl = `${ctx.baseUrl}/invitations/${token}`;
+  const mail =
+    invitedByUserId === null && invitee.role === 'owner'
+      ? renderOwnerInvitation({
+          workspaceName: workspace.workspaceName,
+          planName: PLANS[workspace.plan].name,
+          termEndsAt: workspace.termEndsAt,
+          acceptUrl,
+          expiresAt,
+        })
+      : renderTeamInvitation({
+          workspaceName: workspace.workspaceName,
+          role: invitee.role,
+          acceptUrl,
+          expiresAt,
+        });
   await queueMail(trx, ctx.clock, invitee.email, mail, { workspaceId: workspace.workspaceId });
 }

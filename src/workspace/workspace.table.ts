@@ -45,5 +45,12 @@ export interface WorkspaceInvitationsTable {
   accepted_at: number | null;
   /** Set when a newer invitation to the same address replaced this one. */
   revoked_at: number | null;
+  /** Who invited (an owner or admin, in the app); null for a purchase's or the CLI's owner invitation. */
+  invited_by_user_id: string | null;
+  /**
+   * Set when an owner or admin withdrew the invitation, or its member was removed or left: the
+   * link then answers that, and cannot ask for a fresh one.
+   */
+  withdrawn_at: number | null;
   created_at: number;
 }

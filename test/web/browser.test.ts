@@ -52,6 +52,7 @@ describe(`the app's pages in Chromium on ${testDialect}`, () => {
       await page.waitForURL(`${base}/w/${first.workspaceId}`);
       await assertAccessible(page);
       await visit(`${base}/workspaces`);
+      await visit(`${base}/w/${first.workspaceId}/members`);
       await visit(`${base}/w/${first.workspaceId}/integrations`);
       await page.getByRole('button', { name: 'Create key' }).click();
       await page.locator('.error-summary').waitFor();

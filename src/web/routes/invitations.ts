@@ -117,7 +117,9 @@ export function invitationRoutes(app: FastifyInstance, deps: RouteDeps): void {
     const message =
       result.error.code === 'too_many'
         ? `Several invitations were sent to this address recently. Try again in ${minutesUntil(result.error.retryAfterMs)}.`
-        : 'This invitation still works: accept it below.';
+        : result.error.code === 'withdrawn'
+          ? 'This invitation was withdrawn, so it cannot be sent again. Ask the workspace’s owners or admins.'
+          : 'This invitation still works: accept it below.';
     return invitationPage(
       deps,
       request,
