@@ -28,7 +28,7 @@ export function accountLinkUrl(
 ) {
   const path = {
     sign_in: '/sign-in/link',
-    password_reset: '/password-reset',
+    password_reset: '/password-reset/link',
     email_change: '/account/email',
   }[purpose];
   return `${baseUrl}${path}/${secret}`;

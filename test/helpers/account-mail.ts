@@ -26,7 +26,7 @@ export interface AccountMailFixture {
 }
 
 export const SIGN_IN_LINK = /https?:\/\/[^\s"]+\/sign-in\/link\/sil_[A-Za-z0-9_-]{43}/;
-export const RESET_LINK = /https?:\/\/[^\s"]+\/password-reset\/pwr_[A-Za-z0-9_-]{43}/;
+export const RESET_LINK = /https?:\/\/[^\s"]+\/password-reset\/link\/pwr_[A-Za-z0-9_-]{43}/;
 export const EMAIL_CHANGE_LINK = /https?:\/\/[^\s"]+\/account\/email\/emc_[A-Za-z0-9_-]{43}/;
 
 /** The service on a fresh database with a manual clock, its email going to a real SMTP peer. */

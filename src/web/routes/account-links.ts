@@ -159,7 +159,7 @@ export function accountLinkRoutes(app: FastifyInstance, deps: RouteDeps): void {
       'password-reset',
       {
         title: 'Choose a new password',
-        action: `/password-reset/${(request.params as { token: string }).token}`,
+        action: `/password-reset/link/${(request.params as { token: string }).token}`,
         passwordMinLength: PASSWORD_MIN_LENGTH,
         passwordMaxLength: PASSWORD_MAX_LENGTH,
         errors,
@@ -167,13 +167,13 @@ export function accountLinkRoutes(app: FastifyInstance, deps: RouteDeps): void {
       status,
     );
 
-  app.get<TokenParams>('/password-reset/:token', async (request, reply) => {
+  app.get<TokenParams>('/password-reset/link/:token', async (request, reply) => {
     if (!(await isUsableLink(deps, 'password_reset', request.params.token)))
       return linkInvalidPage(request, reply, askAgain('password_reset'));
     return resetPage(request, reply, []);
   });
 
-  app.post<TokenParams>('/password-reset/:token', async (request, reply) => {
+  app.post<TokenParams>('/password-reset/link/:token', async (request, reply) => {
     const reset = await resetPasswordWithLink(deps, {
       token: request.params.token,
       password: field(request, 'password'),
