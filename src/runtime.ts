@@ -1,6 +1,12 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import pino, { type LoggerOptions } from 'pino';
-import { deleteExpiredSessions, deleteStaleThrottles } from './accounts/index.ts';
+import {
+  deleteEndedLinks,
+  deleteExpiredSessions,
+  deleteStaleThrottles,
+  SEND_ACCOUNT_LINK_JOB,
+  sendAccountLinkJob,
+} from './accounts/index.ts';
 import { buildApp } from './app.ts';
 import { deleteOldClaims } from './channels/mpp/index.ts';
 import { type CheckoutDeps, expireSessions, settleSessions } from './checkout/index.ts';
@@ -117,6 +123,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         from: config.mailFrom,
         logger: app.log,
       }),
+      [SEND_ACCOUNT_LINK_JOB]: sendAccountLinkJob({ db: database.db, clock, baseUrl: config.baseUrl }),
       [DELIVER_WEBHOOK_JOB]: deliverWebhookJob({
         db: database.db,
         clock,
@@ -186,6 +193,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         run: async () => {
           await deleteExpiredSessions(database.db, clock);
           await deleteStaleThrottles(database.db, clock.now().getTime());
+          await deleteEndedLinks(database.db, clock);
         },
       },
       {

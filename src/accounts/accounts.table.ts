@@ -29,3 +29,19 @@ export interface AuthThrottlesTable {
   attempts: number;
   window_started_at: number;
 }
+
+export type AccountLinkPurpose = 'sign_in' | 'password_reset' | 'email_change';
+
+/** An emailed one-time link; the email carries the secret, the table only its SHA-256. */
+export interface AccountLinksTable {
+  id: string;
+  user_id: string;
+  purpose: AccountLinkPurpose;
+  token_hash: string;
+  /** `email_change` only: the address the account changes to, as the person gave it. */
+  new_email: string | null;
+  created_at: number;
+  expires_at: number;
+  /** Set by the one request that used the link. */
+  used_at: number | null;
+}

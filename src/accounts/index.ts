@@ -1,3 +1,23 @@
+export {
+  type ChangePasswordError,
+  changePassword,
+  confirmEmailChange,
+  type EmailChangeError,
+  type EmailChangeRequestError,
+  pendingEmailChange,
+  requestEmailChange,
+} from './account-changes.ts';
+export {
+  type EmailedLinkPurpose,
+  isUsableLink,
+  type PasswordResetError,
+  requestEmailedLink,
+  resetPasswordWithLink,
+  SEND_ACCOUNT_LINK_JOB,
+  sendAccountLinkJob,
+  signInWithLink,
+} from './email-links.ts';
+export { deleteEndedLinks, LINK_LIFETIME_MS, LINK_VALID_FOR } from './links.ts';
 export { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, passwordProblem } from './passwords.ts';
 export {
   deleteExpiredSessions,
@@ -14,6 +34,8 @@ export {
   ATTEMPTS_PER_ACCOUNT,
   ATTEMPTS_PER_CLIENT,
   deleteStaleThrottles,
+  EMAILS_PER_ADDRESS,
+  EMAILS_PER_CLIENT,
   THROTTLE_WINDOW_MS,
 } from './throttle.ts';
 export {

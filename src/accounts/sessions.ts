@@ -109,3 +109,8 @@ export async function deleteExpiredSessions(db: Db, clock: Clock): Promise<void>
     )
     .execute();
 }
+
+/** Ends every session of the account (after its password changed: a thief's session ends too). */
+export async function endAllSessions(db: Db, userId: string): Promise<void> {
+  await db.deleteFrom('sessions').where('user_id', '=', userId).execute();
+}

@@ -12,6 +12,9 @@ import { normalizeEmail } from './users.ts';
 export const THROTTLE_WINDOW_MS = 15 * MINUTE_MS;
 export const ATTEMPTS_PER_ACCOUNT = 10;
 export const ATTEMPTS_PER_CLIENT = 50;
+/** Emails asked for (sign-in links, resets, address confirmations) per window. */
+export const EMAILS_PER_ADDRESS = 3;
+export const EMAILS_PER_CLIENT = 20;
 
 export function accountThrottleKey(email: string): string {
   return `account:${sha256Hex(normalizeEmail(email))}`;
@@ -47,20 +50,47 @@ async function countAttempt(
 
 export type ThrottleVerdict = { allowed: true } | { allowed: false; retryAfterMs: number };
 
+/** Counts one attempt under each key; refused when any of them is over its limit. */
+async function countAgainstLimits(
+  db: Db,
+  now: number,
+  limits: readonly { key: string; limit: number }[],
+): Promise<ThrottleVerdict> {
+  const over: number[] = [];
+  for (const { key, limit } of limits) {
+    const counted = await countAttempt(db, key, now);
+    if (counted.attempts > limit) over.push(counted.windowStart);
+  }
+  if (over.length === 0) return { allowed: true };
+  return { allowed: false, retryAfterMs: Math.max(...over) + THROTTLE_WINDOW_MS - now };
+}
+
 /** Counts a guess for the address and for the client; refused when either is over its limit. */
 export async function countGuess(
   db: Db,
   now: number,
   input: { email: string; ip: string },
 ): Promise<ThrottleVerdict> {
-  const account = await countAttempt(db, accountThrottleKey(input.email), now);
-  const client = await countAttempt(db, clientThrottleKey(input.ip), now);
-  const over = [
-    account.attempts > ATTEMPTS_PER_ACCOUNT ? account.windowStart : undefined,
-    client.attempts > ATTEMPTS_PER_CLIENT ? client.windowStart : undefined,
-  ].filter((start): start is number => start !== undefined);
-  if (over.length === 0) return { allowed: true };
-  return { allowed: false, retryAfterMs: Math.max(...over) + THROTTLE_WINDOW_MS - now };
+  return countAgainstLimits(db, now, [
+    { key: accountThrottleKey(input.email), limit: ATTEMPTS_PER_ACCOUNT },
+    { key: clientThrottleKey(input.ip), limit: ATTEMPTS_PER_CLIENT },
+  ]);
+}
+
+/**
+ * Counts an email the app is asked to send on a visitor's request (a sign-in link, a password
+ * reset, a confirmation of a new address) for the address and for the client. Like guesses, an
+ * address counts whether or not it has an account, so being throttled says nothing about that.
+ */
+export async function countEmailRequest(
+  db: Db,
+  now: number,
+  input: { email: string; ip: string },
+): Promise<ThrottleVerdict> {
+  return countAgainstLimits(db, now, [
+    { key: `email-to:${sha256Hex(normalizeEmail(input.email))}`, limit: EMAILS_PER_ADDRESS },
+    { key: `email-from:${input.ip}`, limit: EMAILS_PER_CLIENT },
+  ]);
 }
 
 export async function clearAccountGuesses(db: Db, email: string): Promise<void> {

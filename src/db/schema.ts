@@ -1,5 +1,10 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { AuthThrottlesTable, SessionsTable, UsersTable } from '../accounts/accounts.table.ts';
+import type {
+  AccountLinksTable,
+  AuthThrottlesTable,
+  SessionsTable,
+  UsersTable,
+} from '../accounts/accounts.table.ts';
 import type { ApiKeysTable } from '../api/api-keys.table.ts';
 import type { MppChallengeClaimsTable, MppServerSecretsTable } from '../channels/mpp/mpp.table.ts';
 import type { CheckoutSessionsTable } from '../checkout/checkout.table.ts';
@@ -61,6 +66,7 @@ export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
   auth_throttles: AuthThrottlesTable;
+  account_links: AccountLinksTable;
 }
 
 export type Db = Kysely<Database>;

@@ -2,9 +2,15 @@ export { registerDevMailboxRoutes } from './dev-mailbox.routes.ts';
 export type { MailStatus } from './mail.table.ts';
 export { type MailLogger, queueMail, SEND_MAIL_JOB, sendMailJob } from './outbox.ts';
 export {
+  type AccountLinkInput,
+  type EmailChangedInput,
   type OwnerInvitationInput,
   type RenderedMail,
+  renderEmailChangeConfirmation,
+  renderEmailChanged,
   renderOwnerInvitation,
+  renderPasswordReset,
+  renderSignInLink,
   renderTeamInvitation,
   renderWebhookDisabled,
   type TeamInvitationInput,

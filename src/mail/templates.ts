@@ -124,3 +124,79 @@ export function renderWebhookDisabled(input: WebhookDisabledInput): RenderedMail
 </body></html>`;
   return { template: 'webhook_disabled', subject: `Webhook deliveries to ${host} were stopped`, text, html };
 }
+
+/** An emailed one-time link: where it goes and how long it works. */
+export interface AccountLinkInput {
+  url: string;
+  /** e.g. `15 minutes`. */
+  validFor: string;
+}
+
+function accountLinkMail(
+  template: string,
+  subject: string,
+  input: AccountLinkInput,
+  lines: { intro: string; action: string; ignore: string },
+): RenderedMail {
+  const text = [
+    lines.intro,
+    '',
+    `${lines.action}:`,
+    input.url,
+    '',
+    `The link works once, for ${input.validFor}.`,
+    lines.ignore,
+  ].join('\n');
+  const html = `<!doctype html>
+<html><body style="font-family: sans-serif">
+<p>${escapeHtml(lines.intro)}</p>
+<p><a href="${escapeHtml(input.url)}">${escapeHtml(lines.action)}</a></p>
+<p>The link works once, for ${escapeHtml(input.validFor)}.</p>
+<p>${escapeHtml(lines.ignore)}</p>
+</body></html>`;
+  return { template, subject, text, html };
+}
+
+export function renderSignInLink(input: AccountLinkInput): RenderedMail {
+  return accountLinkMail('sign_in_link', 'Your sign-in link', input, {
+    intro: 'Someone asked for a link to sign in to your svc compliance workspaces account.',
+    action: 'Sign in',
+    ignore: 'If it was not you, ignore this email: nothing happens without the link.',
+  });
+}
+
+export function renderPasswordReset(input: AccountLinkInput): RenderedMail {
+  return accountLinkMail('password_reset', 'Reset your password', input, {
+    intro: 'Someone asked to reset the password of your svc compliance workspaces account.',
+    action: 'Choose a new password',
+    ignore: 'If it was not you, ignore this email: your password stays as it is.',
+  });
+}
+
+export function renderEmailChangeConfirmation(input: AccountLinkInput): RenderedMail {
+  return accountLinkMail('email_change_confirmation', 'Confirm your new email address', input, {
+    intro:
+      'Someone asked to use this address for their svc compliance workspaces account. The account keeps its old address until this one is confirmed.',
+    action: 'Confirm this address',
+    ignore: 'If it was not you, ignore this email: nothing changes without the link.',
+  });
+}
+
+export interface EmailChangedInput {
+  /** Masked (`a***@example.com`): this goes to the address that no longer signs in. */
+  newEmailMasked: string;
+}
+
+export function renderEmailChanged(input: EmailChangedInput): RenderedMail {
+  const lines = [
+    `The email address of your svc compliance workspaces account was changed to ${input.newEmailMasked}.`,
+    'This address no longer signs in to it.',
+    'If you did not make this change, someone else may control your account: tell the people you share workspaces with, and the service operator, at once.',
+  ];
+  const text = lines.join('\n');
+  const html = `<!doctype html>
+<html><body style="font-family: sans-serif">
+${lines.map((line) => `<p>${escapeHtml(line)}</p>`).join('\n')}
+</body></html>`;
+  return { template: 'email_changed', subject: 'The email address of your account was changed', text, html };
+}

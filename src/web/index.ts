@@ -3,6 +3,8 @@ import type { WebDeps } from './context.ts';
 import { acceptFormBodies } from './forms.ts';
 import { isMachinePath } from './machine-paths.ts';
 import { renderPage, sendHtml, sendPage } from './render.ts';
+import { accountRoutes } from './routes/account.ts';
+import { accountLinkRoutes } from './routes/account-links.ts';
 import { integrationRoutes } from './routes/integrations.ts';
 import { invitationRoutes } from './routes/invitations.ts';
 import { memberRoutes } from './routes/members.ts';
@@ -52,6 +54,8 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
   const routeDeps = { ...deps, cookies };
   publicRoutes(scope);
   signInRoutes(scope, routeDeps);
+  accountLinkRoutes(scope, routeDeps);
+  accountRoutes(scope, routeDeps);
   invitationRoutes(scope, routeDeps);
   workspaceRoutes(scope, routeDeps);
   integrationRoutes(scope, routeDeps);
