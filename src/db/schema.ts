@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { AuthThrottlesTable, SessionsTable, UsersTable } from '../accounts/accounts.table.ts';
 import type { ApiKeysTable } from '../api/api-keys.table.ts';
+import type { AuditEventsTable } from '../audit/audit.table.ts';
 import type { MppChallengeClaimsTable, MppServerSecretsTable } from '../channels/mpp/mpp.table.ts';
 import type { CheckoutSessionsTable } from '../checkout/checkout.table.ts';
 import type {
@@ -61,6 +62,7 @@ export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
   auth_throttles: AuthThrottlesTable;
+  audit_events: AuditEventsTable;
 }
 
 export type Db = Kysely<Database>;

@@ -1,3 +1,4 @@
+import { type AuditSource, recordAuditEvent } from '../audit/index.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { HOUR_MS } from '../shared/clock.ts';
@@ -67,13 +68,15 @@ export type AcceptError = 'not_found' | Exclude<InvitationStatus, 'pending'>;
 /**
  * Uses the invitation for an account: one conditional update claims it (of two concurrent
  * accepts exactly one changes the row), then the account becomes a member with the invited role
- * (an existing membership of the address is attached to the account). In the caller's
- * transaction, so whatever else it does (creating the account) commits with it or not at all.
+ * (an existing membership of the address is attached to the account), and the audit log says
+ * who accepted. In the caller's transaction, so whatever else it does (creating the account)
+ * commits with it or not at all.
  */
 export async function acceptInvitation(
   trx: Tx,
   ctx: Pick<WorkspaceContext, 'clock'>,
   input: { token: string; userId: string },
+  source: AuditSource,
 ): Promise<Result<{ workspaceId: string; role: MemberRole }, AcceptError>> {
   const row = await findRow(trx, input.token);
   if (!row) return err('not_found');
@@ -107,6 +110,13 @@ export async function acceptInvitation(
     })
     .onConflict((oc) => oc.columns(['workspace_id', 'email']).doUpdateSet({ user_id: input.userId }))
     .execute();
+  await recordAuditEvent(trx, {
+    workspaceId: row.workspace_id,
+    action: 'invitation.accepted',
+    target: { type: 'invitation', id: row.id, label: `${row.email} (${row.role})` },
+    ...source,
+    at: new Date(now),
+  });
   return ok({ workspaceId: row.workspace_id, role: row.role });
 }
 
@@ -124,6 +134,7 @@ export async function resendInvitation(
   db: Db,
   ctx: WorkspaceContext,
   token: string,
+  source: AuditSource,
 ): Promise<Result<{ email: string }, ResendError>> {
   return inTransaction(db, async (trx) => {
     const row = await findRow(trx, token);
@@ -152,7 +163,7 @@ export async function resendInvitation(
       .where('accepted_at', 'is', null)
       .where('revoked_at', 'is', null)
       .execute();
-    await sendInvitation(
+    const invitationId = await sendInvitation(
       trx,
       {
         workspaceId: workspace.id,
@@ -163,6 +174,13 @@ export async function resendInvitation(
       { email: row.email, role: row.role },
       ctx,
     );
+    await recordAuditEvent(trx, {
+      workspaceId: workspace.id,
+      action: 'invitation.resent',
+      target: { type: 'invitation', id: invitationId, label: `${row.email} (${row.role})` },
+      ...source,
+      at: new Date(now),
+    });
     return ok({ email: row.email });
   });
 }

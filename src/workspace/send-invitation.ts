@@ -17,21 +17,22 @@ export interface InvitedWorkspace {
 
 /**
  * Records an invitation (only the token's SHA-256) and queues its email, in the caller's
- * transaction.
+ * transaction; answers the invitation's id.
  */
 export async function sendInvitation(
   trx: Tx,
   workspace: InvitedWorkspace,
   invitee: { email: string; role: MemberRole },
   ctx: { clock: Clock; baseUrl: string },
-): Promise<void> {
+): Promise<string> {
   const now = ctx.clock.now();
   const token = newSecret('inv_');
+  const id = newId('invite', now);
   const expiresAt = new Date(now.getTime() + INVITATION_LIFETIME_MS);
   await trx
     .insertInto('workspace_invitations')
     .values({
-      id: newId('invite', now),
+      id,
       workspace_id: workspace.workspaceId,
       email: invitee.email,
       role: invitee.role,
@@ -50,4 +51,5 @@ export async function sendInvitation(
     expiresAt,
   });
   await queueMail(trx, ctx.clock, invitee.email, mail, { workspaceId: workspace.workspaceId });
+  return id;
 }
