@@ -3,6 +3,7 @@ import type { WebDeps } from './context.ts';
 import { acceptFormBodies } from './forms.ts';
 import { isMachinePath } from './machine-paths.ts';
 import { renderPage, sendHtml, sendPage } from './render.ts';
+import { auditRoutes } from './routes/audit.ts';
 import { integrationRoutes } from './routes/integrations.ts';
 import { invitationRoutes } from './routes/invitations.ts';
 import { publicRoutes } from './routes/public.ts';
@@ -54,6 +55,7 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
   invitationRoutes(scope, routeDeps);
   workspaceRoutes(scope, routeDeps);
   integrationRoutes(scope, routeDeps);
+  auditRoutes(scope, routeDeps);
 }
 
 /**
