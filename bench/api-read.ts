@@ -2,6 +2,7 @@ import Fastify from 'fastify';
 import { sql } from 'kysely';
 import { createApiKey } from '../src/api/index.ts';
 import { encodeCursor } from '../src/api/pagination.ts';
+import { OPERATOR_SOURCE } from '../src/audit/index.ts';
 import type { Db } from '../src/db/schema.ts';
 import { inTransaction } from '../src/db/transaction.ts';
 import { newId } from '../src/shared/ids.ts';
@@ -85,7 +86,12 @@ export async function organizationWithKey(
       { clock, baseUrl: service.url },
     ),
   );
-  const { key } = await createApiKey(db, clock, { workspaceId: workspace.id, name: 'bench' });
+  const { key } = await createApiKey(
+    db,
+    clock,
+    { workspaceId: workspace.id, name: 'bench' },
+    OPERATOR_SOURCE,
+  );
   return { workspaceId: workspace.id, key };
 }
 

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { type ApiKeyInfo, createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from './api/index.ts';
+import { OPERATOR_SOURCE } from './audit/index.ts';
 import { PLANS, type PlanId, type TermLength } from './catalog/index.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './db/database.ts';
@@ -328,7 +329,12 @@ async function apiKeys(db: Db, action: string | undefined, args: string[]): Prom
       console.log(keys.length ? keys.map(describeKey).join('\n') : 'the workspace has no API keys');
       return;
     }
-    const created = await createApiKey(db, clock, { workspaceId, name: values.name ?? 'API key' });
+    const created = await createApiKey(
+      db,
+      clock,
+      { workspaceId, name: values.name ?? 'API key' },
+      OPERATOR_SOURCE,
+    );
     console.log(
       `${describeKey(created.info)}\n\n${created.key}\n\nThis is the only time the key is shown; store it now.`,
     );
@@ -337,14 +343,20 @@ async function apiKeys(db: Db, action: string | undefined, args: string[]): Prom
   const keyId = positionals[0];
   if (!keyId) throw new UsageError(`api-keys ${action ?? ''} needs a key id`);
   if (action === 'revoke') {
-    const revoked = await revokeApiKey(db, clock, keyId);
+    const revoked = await revokeApiKey(db, clock, keyId, OPERATOR_SOURCE);
     if (!revoked) throw new UsageError(`no API key ${keyId}`);
     console.log(describeKey(revoked));
     return;
   }
   if (action === 'rotate') {
     const graceMs = parseRevokeDelay(values['revoke-old-in'] ?? '0');
-    const rotated = await rotateApiKey(db, clock, keyId, new Date(clock.now().getTime() + graceMs));
+    const rotated = await rotateApiKey(
+      db,
+      clock,
+      keyId,
+      OPERATOR_SOURCE,
+      new Date(clock.now().getTime() + graceMs),
+    );
     if (!rotated.ok)
       throw new UsageError(rotated.error === 'not_found' ? `no API key ${keyId}` : `${keyId} is revoked`);
     const { old, info, key } = rotated.value;

@@ -5,7 +5,13 @@ import { hashPassword, needsRehash, verifyAgainstDummy, verifyPassword } from '.
 import { clearAccountGuesses, countGuess } from './throttle.ts';
 import { findUserRow, setPasswordHash, type User } from './users.ts';
 
-export type CredentialsError = { code: 'invalid_credentials' } | { code: 'throttled'; retryAfterMs: number };
+export type CredentialsError =
+  | {
+      code: 'invalid_credentials';
+      /** The account of the address, when there is one: for the audit log only, never for the visitor. */
+      account: { id: string; email: string } | null;
+    }
+  | { code: 'throttled'; retryAfterMs: number };
 
 /**
  * Checks an address and password. An unknown address, an account without a password and a wrong
@@ -23,7 +29,9 @@ export async function checkCredentials(
     row?.password_hash != null
       ? await verifyPassword(row.password_hash, input.password)
       : await verifyAgainstDummy(input.password);
-  if (!row || !matches) return err({ code: 'invalid_credentials' });
+  if (!row || !matches) {
+    return err({ code: 'invalid_credentials', account: row ? { id: row.id, email: row.email } : null });
+  }
   await clearAccountGuesses(deps.db, input.email);
   if (row.password_hash && needsRehash(row.password_hash)) {
     await setPasswordHash(deps.db, deps.clock, row.id, await hashPassword(input.password));

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type AuditSource, apiKeyActor } from '../audit/index.ts';
 import type { Db } from '../db/schema.ts';
 import { problem, sendProblem } from '../http/problem.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -56,4 +57,15 @@ function unauthorized(
 export function workspaceOf(request: FastifyRequest): string {
   if (!request.principal) throw new Error(`route ${request.routeOptions.url} ran without authentication`);
   return request.principal.workspaceId;
+}
+
+/** Who a request acts as in the audit log: its API key, from the client's address. */
+export function auditSourceOf(request: FastifyRequest): AuditSource {
+  const principal = request.principal;
+  if (!principal) throw new Error(`route ${request.routeOptions.url} ran without authentication`);
+  return {
+    actor: apiKeyActor({ id: principal.keyId, name: principal.name, prefix: principal.prefix }),
+    ip: request.ip,
+    userAgent: request.headers['user-agent'] ?? null,
+  };
 }

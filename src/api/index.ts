@@ -13,6 +13,7 @@ import { authenticate } from './auth.ts';
 import { SchemaCatalog } from './catalog.ts';
 import type { ApiDeps, ApiScope } from './context.ts';
 import { buildOpenApiDocument, collectRoutes } from './openapi.ts';
+import { auditEventRoutes } from './routes/audit-events.ts';
 import { controlRoutes } from './routes/controls.ts';
 import { evidenceRoutes } from './routes/evidence.ts';
 import { hookRoutes } from './routes/hooks.ts';
@@ -38,6 +39,7 @@ export {
   revokeWorkspaceApiKey,
   rotateApiKey,
 } from './keys.ts';
+export { decodeCursor, encodeCursor } from './pagination.ts';
 
 export const API_PREFIX = '/api/v1';
 
@@ -58,6 +60,7 @@ const MODULES: readonly ((app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog) 
   peopleRoutes,
   policyRoutes,
   hookRoutes,
+  auditEventRoutes,
 ];
 
 /** The workspace REST API: every route but the document itself needs an API key of one workspace. */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import type { Db } from '../db/schema.ts';
+import { type AuditSource, recordAuditEvent } from '../audit/index.ts';
+import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import type { Clock } from '../shared/clock.ts';
 import { newId, sha256Hex } from '../shared/ids.ts';
@@ -91,8 +92,30 @@ export interface NewApiKey {
   info: ApiKeyInfo;
 }
 
+/**
+ * Creates a key for the workspace and records who did it, in one transaction; the key itself is
+ * answered once and only its hash is kept.
+ */
 export async function createApiKey(
   db: Db,
+  clock: Clock,
+  input: {
+    workspaceId: string;
+    name: string;
+    createdByUserId?: string | null;
+    expiresAt?: Date | null;
+  },
+  source: AuditSource,
+): Promise<NewApiKey> {
+  return inTransaction(db, async (trx) => {
+    const created = await insertApiKey(trx, clock, input);
+    await recordKeyEvent(trx, clock, 'api_key.created', created.info, source);
+    return created;
+  });
+}
+
+async function insertApiKey(
+  trx: Tx,
   clock: Clock,
   input: {
     workspaceId: string;
@@ -118,8 +141,24 @@ export async function createApiKey(
     created_by_user_id: input.createdByUserId ?? null,
     expires_at: input.expiresAt?.getTime() ?? null,
   };
-  await db.insertInto('api_keys').values(row).execute();
+  await trx.insertInto('api_keys').values(row).execute();
   return { key, info: toInfo(row) };
+}
+
+function recordKeyEvent(
+  trx: Tx,
+  clock: Clock,
+  action: 'api_key.created' | 'api_key.rotated' | 'api_key.revoked',
+  key: ApiKeyInfo,
+  source: AuditSource,
+): Promise<void> {
+  return recordAuditEvent(trx, {
+    workspaceId: key.workspaceId,
+    action,
+    target: { type: 'api_key', id: key.id, label: key.name },
+    ...source,
+    at: clock.now(),
+  });
 }
 
 export async function listApiKeys(db: Db, workspaceId: string): Promise<ApiKeyInfo[]> {
@@ -138,22 +177,37 @@ export async function findApiKey(db: Db, keyId: string): Promise<ApiKeyInfo | un
 }
 
 /**
- * Revokes a key at `at` (now by default). A key already revoked earlier keeps its earlier time;
- * `undefined` means there is no such key.
+ * Sets the instant a key stops working. A key that stops earlier already keeps its earlier time;
+ * answers whether anything changed.
+ */
+async function revokeAt(trx: Tx, keyId: string, at: Date): Promise<boolean> {
+  const result = await trx
+    .updateTable('api_keys')
+    .set({ revoked_at: at.getTime() })
+    .where('id', '=', keyId)
+    .where((eb) => eb.or([eb('revoked_at', 'is', null), eb('revoked_at', '>', at.getTime())]))
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/**
+ * Revokes a key now and records who did it (a key revoked already changes nothing and records
+ * nothing); `undefined` means there is no such key.
  */
 export async function revokeApiKey(
   db: Db,
   clock: Clock,
   keyId: string,
-  at: Date = clock.now(),
+  source: AuditSource,
 ): Promise<ApiKeyInfo | undefined> {
-  await db
-    .updateTable('api_keys')
-    .set({ revoked_at: at.getTime() })
-    .where('id', '=', keyId)
-    .where((eb) => eb.or([eb('revoked_at', 'is', null), eb('revoked_at', '>', at.getTime())]))
-    .execute();
-  return findApiKey(db, keyId);
+  return inTransaction(db, async (trx) => {
+    const key = await findApiKey(trx, keyId);
+    if (!key) return undefined;
+    if (!(await revokeAt(trx, keyId, clock.now()))) return key;
+    const revoked = await findApiKey(trx, keyId);
+    if (revoked) await recordKeyEvent(trx, clock, 'api_key.revoked', revoked, source);
+    return revoked;
+  });
 }
 
 /** Revokes a key of this workspace now; `undefined` when the workspace has no such key. */
@@ -161,10 +215,11 @@ export async function revokeWorkspaceApiKey(
   db: Db,
   clock: Clock,
   input: { workspaceId: string; keyId: string },
+  source: AuditSource,
 ): Promise<ApiKeyInfo | undefined> {
   const key = await findApiKey(db, input.keyId);
   if (!key || key.workspaceId !== input.workspaceId) return undefined;
-  return revokeApiKey(db, clock, key.id);
+  return revokeApiKey(db, clock, key.id, source);
 }
 
 export type RotateError = 'not_found' | 'revoked';
@@ -174,21 +229,24 @@ export async function rotateApiKey(
   db: Db,
   clock: Clock,
   keyId: string,
+  source: AuditSource,
   revokeOldAt: Date = clock.now(),
 ): Promise<Result<NewApiKey & { old: ApiKeyInfo }, RotateError>> {
   return inTransaction(db, async (trx) => {
     const old = await findApiKey(trx, keyId);
     if (!old) return err('not_found');
     if (old.revokedAt && old.revokedAt.getTime() <= clock.now().getTime()) return err('revoked');
-    const created = await createApiKey(trx, clock, {
+    const created = await insertApiKey(trx, clock, {
       workspaceId: old.workspaceId,
       name: old.name,
       replacesKeyId: old.id,
       createdByUserId: old.createdByUserId,
       expiresAt: old.expiresAt,
     });
-    const revoked = await revokeApiKey(trx, clock, keyId, revokeOldAt);
+    await revokeAt(trx, keyId, revokeOldAt);
+    const revoked = await findApiKey(trx, keyId);
     if (!revoked) return err('not_found');
+    await recordKeyEvent(trx, clock, 'api_key.rotated', revoked, source);
     return ok({ ...created, old: revoked });
   });
 }
@@ -197,6 +255,9 @@ export async function rotateApiKey(
 export interface Principal {
   keyId: string;
   workspaceId: string;
+  /** The key's name and display prefix, so audit events can say which key acted. */
+  name: string;
+  prefix: string;
 }
 
 export type AuthenticationError = 'invalid' | 'revoked' | 'expired';
@@ -212,7 +273,7 @@ export async function authenticateApiKey(
   if (!isWellFormedApiKey(presented)) return err('invalid');
   const row = await db
     .selectFrom('api_keys')
-    .select(['id', 'workspace_id', 'revoked_at', 'expires_at', 'last_used_at'])
+    .select(['id', 'workspace_id', 'name', 'prefix', 'revoked_at', 'expires_at', 'last_used_at'])
     .where('key_hash', '=', sha256Hex(presented))
     .executeTakeFirst();
   if (!row) return err('invalid');
@@ -227,5 +288,5 @@ export async function authenticateApiKey(
       .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', now)]))
       .execute();
   }
-  return ok({ keyId: row.id, workspaceId: row.workspace_id });
+  return ok({ keyId: row.id, workspaceId: row.workspace_id, name: row.name, prefix: row.prefix });
 }

@@ -6,6 +6,7 @@ import type {
   UsersTable,
 } from '../accounts/accounts.table.ts';
 import type { ApiKeysTable } from '../api/api-keys.table.ts';
+import type { AuditEventsTable } from '../audit/audit.table.ts';
 import type { MppChallengeClaimsTable, MppServerSecretsTable } from '../channels/mpp/mpp.table.ts';
 import type { CheckoutSessionsTable } from '../checkout/checkout.table.ts';
 import type {
@@ -67,6 +68,7 @@ export interface Database {
   sessions: SessionsTable;
   auth_throttles: AuthThrottlesTable;
   account_links: AccountLinksTable;
+  audit_events: AuditEventsTable;
 }
 
 export type Db = Kysely<Database>;

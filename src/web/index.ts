@@ -5,6 +5,7 @@ import { isMachinePath } from './machine-paths.ts';
 import { renderPage, sendHtml, sendPage } from './render.ts';
 import { accountRoutes } from './routes/account.ts';
 import { accountLinkRoutes } from './routes/account-links.ts';
+import { auditRoutes } from './routes/audit.ts';
 import { integrationRoutes } from './routes/integrations.ts';
 import { invitationRoutes } from './routes/invitations.ts';
 import { memberRoutes } from './routes/members.ts';
@@ -60,6 +61,7 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
   workspaceRoutes(scope, routeDeps);
   integrationRoutes(scope, routeDeps);
   memberRoutes(scope, routeDeps);
+  auditRoutes(scope, routeDeps);
 }
 
 /**

@@ -1,4 +1,5 @@
 import {
+  type CredentialsError,
   checkCredentials,
   createUser,
   findUserByEmail,
@@ -7,6 +8,7 @@ import {
   passwordProblem,
   type User,
 } from '../accounts/index.ts';
+import { userActor } from '../audit/index.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { err, ok, type Result } from '../shared/result.ts';
 import { type AcceptError, acceptInvitation, findInvitation } from '../workspace/index.ts';
@@ -17,8 +19,7 @@ export type AcceptFailure =
   | { code: 'wrong_account' }
   | { code: 'weak_password'; message: string }
   | { code: 'account_exists' }
-  | { code: 'invalid_credentials' }
-  | { code: 'throttled'; retryAfterMs: number };
+  | CredentialsError;
 
 /** How the visitor proves who accepts: the session's account, an existing account's password, or a new password. */
 export type AcceptProof =
@@ -33,6 +34,12 @@ class Rollback {
   }
 }
 
+/** Where the visitor is, for the audit log. */
+export interface Client {
+  ip: string;
+  userAgent: string | null;
+}
+
 /**
  * Accepts an invitation: by the signed-in account with the invited address, by the existing
  * account of that address (its password), or by creating that account (a new password). The new
@@ -42,6 +49,7 @@ export async function acceptInvitationAs(
   deps: WebDeps,
   token: string,
   proof: AcceptProof,
+  client: Client,
 ): Promise<Result<{ user: User; workspaceId: string }, AcceptFailure>> {
   const invitation = await findInvitation(deps.db, deps, token);
   if (!invitation) return err({ code: 'not_found' });
@@ -66,20 +74,25 @@ export async function acceptInvitationAs(
   if (user) {
     const existing = user;
     const accepted = await inTransaction(deps.db, (trx) =>
-      acceptInvitation(trx, deps, { token, userId: existing.id }),
+      acceptInvitation(trx, deps, { token, userId: existing.id }, { actor: userActor(existing), ...client }),
     );
     return accepted.ok
       ? ok({ user: existing, workspaceId: accepted.value.workspaceId })
       : err({ code: accepted.error });
   }
-  return acceptWithNewAccount(deps, token, invitation.email, proof.kind === 'password' ? proof.password : '');
+  return acceptWithNewAccount(
+    deps,
+    token,
+    { email: invitation.email, password: proof.kind === 'password' ? proof.password : '' },
+    client,
+  );
 }
 
 async function acceptWithNewAccount(
   deps: WebDeps,
   token: string,
-  email: string,
-  password: string,
+  { email, password }: { email: string; password: string },
+  client: Client,
 ): Promise<Result<{ user: User; workspaceId: string }, AcceptFailure>> {
   const problem = passwordProblem(password);
   if (problem) return err({ code: 'weak_password', message: problem });
@@ -88,7 +101,12 @@ async function acceptWithNewAccount(
     return await inTransaction(deps.db, async (trx) => {
       const created = await createUser(trx, deps.clock, { email, passwordHash });
       if (!created.ok) throw new Rollback({ code: 'account_exists' });
-      const accepted = await acceptInvitation(trx, deps, { token, userId: created.value.id });
+      const accepted = await acceptInvitation(
+        trx,
+        deps,
+        { token, userId: created.value.id },
+        { actor: userActor(created.value), ...client },
+      );
       if (!accepted.ok) throw new Rollback({ code: accepted.error });
       return ok({ user: created.value, workspaceId: accepted.value.workspaceId });
     });

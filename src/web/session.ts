@@ -7,7 +7,10 @@ import {
   startSession,
   type User,
 } from '../accounts/index.ts';
+import { userActor } from '../audit/index.ts';
+import { inTransaction } from '../db/transaction.ts';
 import { constantTimeEqual } from '../shared/ids.ts';
+import { recordAccountEvent } from './audit.ts';
 import { isLocalDevelopmentUrl, type WebDeps } from './context.ts';
 import { clearCookie, readCookie, setCookie } from './cookies.ts';
 
@@ -79,7 +82,10 @@ export function hasValidCsrfToken(request: FastifyRequest, presented: unknown): 
   return typeof presented === 'string' && expected !== undefined && constantTimeEqual(presented, expected);
 }
 
-/** Signs the browser in with a brand-new session; whatever session it had before ends. */
+/**
+ * Signs the browser in with a brand-new session (whatever session it had before ends); the
+ * session and its audit events commit together.
+ */
 export async function signInBrowser(
   deps: WebDeps,
   cookies: SessionCookies,
@@ -88,7 +94,15 @@ export async function signInBrowser(
   user: User,
 ): Promise<void> {
   const previous = readCookie(request, cookies.session);
-  const { secret } = await startSession(deps.db, deps.clock, user.id, previous);
+  const { secret } = await inTransaction(deps.db, async (trx) => {
+    const started = await startSession(trx, deps.clock, user.id, previous);
+    await recordAccountEvent(trx, deps, request, {
+      action: 'account.signed_in',
+      account: user,
+      actor: userActor(user),
+    });
+    return started;
+  });
   setCookie(reply, cookies.session, secret, { ...cookies, maxAge: SESSION_ABSOLUTE_TIMEOUT_MS / 1000 });
 }
 
@@ -99,6 +113,18 @@ export async function signOutBrowser(
   reply: FastifyReply,
 ): Promise<void> {
   const secret = readCookie(request, cookies.session);
-  if (secret) await endSession(deps.db, secret);
+  const user = request.visit?.user;
+  if (secret) {
+    await inTransaction(deps.db, async (trx) => {
+      await endSession(trx, secret);
+      if (user) {
+        await recordAccountEvent(trx, deps, request, {
+          action: 'account.signed_out',
+          account: user,
+          actor: userActor(user),
+        });
+      }
+    });
+  }
   clearCookie(reply, cookies.session, cookies);
 }

@@ -1,10 +1,16 @@
 import { type Static, Type } from 'typebox';
+import type { AuditSource } from '../audit/index.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { DAY_MS } from '../shared/clock.ts';
 import { err, ok, type Result } from '../shared/result.ts';
 import { notFound, type WebhookDeps, type WebhookError } from './context.ts';
 import { newSigningSecret } from './signing.ts';
-import { findSubscriptionRow, toSubscription, type WebhookSubscriptionWithSecret } from './subscriptions.ts';
+import {
+  findSubscriptionRow,
+  recordSubscriptionEvent,
+  toSubscription,
+  type WebhookSubscriptionWithSecret,
+} from './subscriptions.ts';
 
 /** How long the replaced secret keeps signing, unless the request says otherwise. */
 export const DEFAULT_ROTATION_GRACE_MS = DAY_MS;
@@ -36,6 +42,7 @@ export async function rotateSecret(
   workspaceId: string,
   id: string,
   body: RotateSecretBody,
+  source: AuditSource,
 ): Promise<Result<WebhookSubscriptionWithSecret, WebhookError>> {
   return inTransaction(deps.db, async (trx) => {
     const existing = await findSubscriptionRow(trx, workspaceId, id);
@@ -54,6 +61,7 @@ export async function rotateSecret(
       .where('workspace_id', '=', workspaceId)
       .where('id', '=', id)
       .execute();
+    await recordSubscriptionEvent(trx, 'webhook.secret_rotated', existing, source, now);
     return ok({ ...toSubscription({ ...existing, ...changes }, now), secret: changes.secret });
   });
 }

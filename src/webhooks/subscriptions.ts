@@ -1,6 +1,7 @@
 import { type Static, Type } from 'typebox';
+import { type AuditAction, type AuditSource, recordAuditEvent } from '../audit/index.ts';
 import { CREATION_ORDER, fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
-import type { Db } from '../db/schema.ts';
+import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { newId } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
@@ -171,6 +172,26 @@ export async function getSubscription(
   return row ? toSubscription(row, clock.now()) : undefined;
 }
 
+/**
+ * Records a change of a subscription. The target is named by its host only: webhook URLs often
+ * carry tokens, and the log outlives the subscription.
+ */
+export function recordSubscriptionEvent(
+  trx: Tx,
+  action: AuditAction,
+  subscription: Pick<WebhookSubscriptionsTable, 'id' | 'workspace_id' | 'url'>,
+  source: AuditSource,
+  at: Date,
+): Promise<void> {
+  return recordAuditEvent(trx, {
+    workspaceId: subscription.workspace_id,
+    action,
+    target: { type: 'webhook_subscription', id: subscription.id, label: new URL(subscription.url).host },
+    ...source,
+    at,
+  });
+}
+
 async function checkedUrl(deps: WebhookDeps, url: string): Promise<Result<string, WebhookError>> {
   const target = await checkTarget(url, deps.targets);
   return target.ok ? ok(target.value.url.href) : err({ code: 'target_refused', refusal: target.error });
@@ -181,6 +202,7 @@ export async function createSubscription(
   deps: WebhookDeps,
   workspaceId: string,
   body: CreateSubscriptionBody,
+  source: AuditSource,
 ): Promise<Result<WebhookSubscriptionWithSecret, WebhookError>> {
   const url = await checkedUrl(deps, body.url);
   if (!url.ok) return url;
@@ -211,6 +233,7 @@ export async function createSubscription(
       updated_at: now.getTime(),
     };
     await trx.insertInto('webhook_subscriptions').values(row).execute();
+    await recordSubscriptionEvent(trx, 'webhook.created', row, source, now);
     return ok({ ...toSubscription(row, now), secret: row.secret });
   });
 }
@@ -224,6 +247,7 @@ export async function updateSubscription(
   workspaceId: string,
   id: string,
   body: UpdateSubscriptionBody,
+  source: AuditSource,
 ): Promise<Result<WebhookSubscription, WebhookError>> {
   const url = body.url === undefined ? undefined : await checkedUrl(deps, body.url);
   if (url && !url.ok) return url;
@@ -251,20 +275,45 @@ export async function updateSubscription(
       .where('workspace_id', '=', workspaceId)
       .where('id', '=', id)
       .execute();
+    for (const action of changeActions(existing, row)) {
+      await recordSubscriptionEvent(trx, action, row, source, now);
+    }
     return ok(toSubscription(row, now));
   });
 }
 
+/** Pausing and resuming are events of their own; any other change is `webhook.updated`. */
+function changeActions(before: WebhookSubscriptionsTable, after: WebhookSubscriptionsTable): AuditAction[] {
+  const actions: AuditAction[] = [];
+  if (before.status !== after.status) {
+    actions.push(after.status === 'disabled' ? 'webhook.paused' : 'webhook.resumed');
+  }
+  if (
+    before.url !== after.url ||
+    before.event_types !== after.event_types ||
+    before.description !== after.description
+  ) {
+    actions.push('webhook.updated');
+  }
+  return actions;
+}
+
 /** Its deliveries and their attempts go with it. */
 export async function deleteSubscription(
-  { db }: Pick<WebhookDeps, 'db'>,
+  { db, clock }: Pick<WebhookDeps, 'db' | 'clock'>,
   workspaceId: string,
   id: string,
+  source: AuditSource,
 ): Promise<Result<{ id: string }, WebhookError>> {
-  const deleted = await db
-    .deleteFrom('webhook_subscriptions')
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', id)
-    .executeTakeFirst();
-  return deleted.numDeletedRows === 0n ? err(notFound) : ok({ id });
+  return inTransaction(db, async (trx) => {
+    const deleted = await trx
+      .deleteFrom('webhook_subscriptions')
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .returning(['id', 'workspace_id', 'url'])
+      .executeTakeFirst();
+    if (!deleted) return err(notFound);
+    await recordSubscriptionEvent(trx, 'webhook.deleted', deleted, source, clock.now());
+    return ok({ id });
+  });
 }

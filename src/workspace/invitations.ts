@@ -1,4 +1,5 @@
 import type { ExpressionBuilder } from 'kysely';
+import { type AuditSource, recordAuditEvent } from '../audit/index.ts';
 import type { Database, Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { HOUR_MS } from '../shared/clock.ts';
@@ -75,13 +76,15 @@ export type AcceptError = 'not_found' | Exclude<InvitationStatus, 'pending'>;
 /**
  * Uses the invitation for an account: one conditional update claims it (of two concurrent
  * accepts exactly one changes the row), then the account becomes a member with the invited role
- * (an existing membership of the address is attached to the account). In the caller's
- * transaction, so whatever else it does (creating the account) commits with it or not at all.
+ * (an existing membership of the address is attached to the account), and the audit log says
+ * who accepted. In the caller's transaction, so whatever else it does (creating the account)
+ * commits with it or not at all.
  */
 export async function acceptInvitation(
   trx: Tx,
   ctx: Pick<WorkspaceContext, 'clock'>,
   input: { token: string; userId: string },
+  source: AuditSource,
 ): Promise<Result<{ workspaceId: string; role: MemberRole }, AcceptError>> {
   const row = await findRow(trx, input.token);
   if (!row) return err('not_found');
@@ -116,6 +119,13 @@ export async function acceptInvitation(
     })
     .onConflict((oc) => oc.columns(['workspace_id', 'email']).doUpdateSet({ user_id: input.userId }))
     .execute();
+  await recordAuditEvent(trx, {
+    workspaceId: row.workspace_id,
+    action: 'invitation.accepted',
+    target: { type: 'invitation', id: row.id, label: `${row.email} (${row.role})` },
+    ...source,
+    at: new Date(now),
+  });
   return ok({ workspaceId: row.workspace_id, role: row.role });
 }
 
@@ -135,6 +145,7 @@ export async function resendInvitation(
   db: Db,
   ctx: WorkspaceContext,
   token: string,
+  source: AuditSource,
 ): Promise<Result<{ email: string }, ResendError>> {
   return inTransaction(db, async (trx) => {
     const row = await findRow(trx, token);
@@ -149,7 +160,15 @@ export async function resendInvitation(
       role: row.role,
       invitedByUserId: row.invited_by_user_id,
     });
-    return sent.ok ? ok({ email: row.email }) : sent;
+    if (!sent.ok) return sent;
+    await recordAuditEvent(trx, {
+      workspaceId: workspace.id,
+      action: 'invitation.resent',
+      target: { type: 'invitation', id: sent.value.invitationId, label: `${row.email} (${row.role})` },
+      ...source,
+      at: ctx.clock.now(),
+    });
+    return ok({ email: row.email });
   });
 }
 
@@ -169,7 +188,7 @@ export async function reissueInvitation(
   ctx: WorkspaceContext,
   workspace: Workspace,
   invitee: Invitee,
-): Promise<Result<void, { code: 'too_many'; retryAfterMs: number }>> {
+): Promise<Result<{ invitationId: string }, { code: 'too_many'; retryAfterMs: number }>> {
   const now = ctx.clock.now().getTime();
   const recent = await trx
     .selectFrom('workspace_invitations')
@@ -191,7 +210,7 @@ export async function reissueInvitation(
     .where('accepted_at', 'is', null)
     .where('revoked_at', 'is', null)
     .execute();
-  await sendInvitation(
+  const invitationId = await sendInvitation(
     trx,
     {
       workspaceId: workspace.id,
@@ -202,5 +221,5 @@ export async function reissueInvitation(
     invitee,
     ctx,
   );
-  return ok(undefined);
+  return ok({ invitationId });
 }

@@ -24,22 +24,24 @@ export interface Invitee {
 
 /**
  * Records an invitation (only the token's SHA-256) and queues its email, in the caller's
- * transaction: the owner invitation of a new workspace, or a teammate's invitation.
+ * transaction: the owner invitation of a new workspace, or a teammate's invitation. Answers the
+ * invitation's id.
  */
 export async function sendInvitation(
   trx: Tx,
   workspace: InvitedWorkspace,
   invitee: Invitee,
   ctx: { clock: Clock; baseUrl: string },
-): Promise<void> {
+): Promise<string> {
   const now = ctx.clock.now();
   const token = newSecret('inv_');
+  const id = newId('invite', now);
   const expiresAt = new Date(now.getTime() + INVITATION_LIFETIME_MS);
   const invitedByUserId = invitee.invitedByUserId ?? null;
   await trx
     .insertInto('workspace_invitations')
     .values({
-      id: newId('invite', now),
+      id,
       workspace_id: workspace.workspaceId,
       email: invitee.email,
       role: invitee.role,
@@ -69,4 +71,5 @@ export async function sendInvitation(
           expiresAt,
         });
   await queueMail(trx, ctx.clock, invitee.email, mail, { workspaceId: workspace.workspaceId });
+  return id;
 }

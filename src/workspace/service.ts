@@ -1,4 +1,5 @@
-import { type PlanId, type TermLength, termEnd } from '../catalog/index.ts';
+import { purchaseActor, recordAuditEvent, SYSTEM_ACTOR } from '../audit/index.ts';
+import { PLANS, type PlanId, type TermLength, termEnd } from '../catalog/index.ts';
 import { seedControls } from '../compliance/index.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -54,7 +55,7 @@ export interface Provisioned {
 
 /**
  * Creates a workspace with its term, the owner invitation and the invitation email, in the
- * caller's transaction. Idempotent on the order: a second call for the same order returns the
+ * caller's transaction; a term bought is in the audit log. Idempotent on the order: a second call for the same order returns the
  * workspace the first one made.
  */
 export async function provisionWorkspace(
@@ -98,6 +99,17 @@ export async function provisionWorkspace(
       })
       .execute();
     currentTerm = { plan: input.plan, ...input.term, endsAt, renews: false };
+    await recordAuditEvent(trx, {
+      workspaceId,
+      actor: purchaseActor(input.term.channel),
+      action: 'plan.purchased',
+      target: {
+        type: 'order',
+        id: input.term.orderId,
+        label: `${PLANS[input.plan].name}, one ${input.term.term}`,
+      },
+      at: now,
+    });
   }
 
   await seedControls(trx, workspaceId, now);
@@ -259,6 +271,17 @@ async function closeTerm(
     workspaceId,
     type: 'workspace.plan_changed',
     data: { previous_plan: workspace.plan, plan: 'free', reason: 'term_ended' },
+  });
+  await recordAuditEvent(trx, {
+    workspaceId,
+    actor: SYSTEM_ACTOR,
+    action: 'plan.changed',
+    target: {
+      type: 'order',
+      id: term.order_id,
+      label: `${PLANS[workspace.plan].name} to ${PLANS.free.name}: the term ended`,
+    },
+    at: new Date(now),
   });
   return 'free';
 }

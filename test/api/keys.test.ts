@@ -10,6 +10,7 @@ import {
   revokeApiKey,
   rotateApiKey,
 } from '../../src/api/index.ts';
+import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
 import { loggerOptions } from '../../src/http/logging.ts';
 import { MINUTE_MS } from '../../src/shared/clock.ts';
 import { sha256Hex } from '../../src/shared/ids.ts';
@@ -51,11 +52,16 @@ describe(`API keys on ${testDialect}`, () => {
     const api = await startApiFixture(t);
     const { db } = api.runtime.database;
     const unknown = (
-      await createApiKey(db, api.runtime.clock, { workspaceId: api.org.workspaceId, name: 'x' })
+      await createApiKey(
+        db,
+        api.runtime.clock,
+        { workspaceId: api.org.workspaceId, name: 'x' },
+        OPERATOR_SOURCE,
+      )
     ).key;
     await db.deleteFrom('api_keys').where('key_hash', '=', sha256Hex(unknown)).execute();
     const revoked = await api.createOrganization('Revoked Inc');
-    await revokeApiKey(db, api.runtime.clock, revoked.keyId);
+    await revokeApiKey(db, api.runtime.clock, revoked.keyId, OPERATOR_SOURCE);
 
     const cases: [string, Record<string, string>, string][] = [
       ['missing', {}, 'api_key_missing'],
@@ -90,6 +96,7 @@ describe(`API keys on ${testDialect}`, () => {
       db,
       clock,
       api.org.keyId,
+      OPERATOR_SOURCE,
       new Date(clock.now().getTime() + 10 * MINUTE_MS),
     );
     assert.ok(rotated.ok);
@@ -102,7 +109,7 @@ describe(`API keys on ${testDialect}`, () => {
     assert.equal((await api.call('GET', '/me', { key: api.org.key })).body.code, 'api_key_revoked');
     assert.equal((await api.call('GET', '/me', { key: fresh })).status, 200);
 
-    const again = await rotateApiKey(db, clock, api.org.keyId);
+    const again = await rotateApiKey(db, clock, api.org.keyId, OPERATOR_SOURCE);
     assert.deepEqual(again, { ok: false, error: 'revoked' }, 'a revoked key cannot be rotated');
   });
 

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { revokeApiKey } from '../../src/api/index.ts';
 import { encodeCursor } from '../../src/api/pagination.ts';
+import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
 import { startApiFixture } from '../helpers/api.ts';
 import { testDialect } from '../helpers/database.ts';
 
@@ -9,7 +10,7 @@ describe(`every REST operation on ${testDialect}`, () => {
   it('answers 401 problem+json without a key, with a revoked one, and for a key sent in the query', async (t) => {
     const api = await startApiFixture(t);
     const revoked = await api.createOrganization('Former customer');
-    await revokeApiKey(api.runtime.database.db, api.runtime.clock, revoked.keyId);
+    await revokeApiKey(api.runtime.database.db, api.runtime.clock, revoked.keyId, OPERATOR_SOURCE);
     const { body: document } = await api.call('GET', '/openapi.json', { key: null });
 
     let checked = 0;

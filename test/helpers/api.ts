@@ -1,5 +1,6 @@
 import type { TestContext } from 'node:test';
 import { API_PREFIX, createApiKey } from '../../src/api/index.ts';
+import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
 import { inTransaction } from '../../src/db/transaction.ts';
 import { newId } from '../../src/shared/ids.ts';
 import { provisionWorkspace } from '../../src/workspace/index.ts';
@@ -90,10 +91,12 @@ export async function createOrganizationIn(runtime: TestRuntime, name = 'Acme Lt
       { clock: runtime.clock, baseUrl: runtime.config.baseUrl },
     ),
   );
-  const created = await createApiKey(runtime.database.db, runtime.clock, {
-    workspaceId: workspace.id,
-    name: 'test key',
-  });
+  const created = await createApiKey(
+    runtime.database.db,
+    runtime.clock,
+    { workspaceId: workspace.id, name: 'test key' },
+    OPERATOR_SOURCE,
+  );
   return { workspaceId: workspace.id, key: created.key, keyId: created.info.id };
 }
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createUser, findUserByEmail } from '../../src/accounts/index.ts';
+import { INVITATION_HOLDER } from '../../src/audit/index.ts';
 import type { Db } from '../../src/db/schema.ts';
 import { inTransaction } from '../../src/db/transaction.ts';
 import { DAY_MS } from '../../src/shared/clock.ts';
@@ -53,7 +54,7 @@ async function accept(runtime: TestRuntime, email: string): Promise<string> {
   const token = await tokenSentTo(runtime, email);
   const userId = await accountOf(runtime, email);
   const accepted = await inTransaction(runtime.database.db, (trx) =>
-    acceptInvitation(trx, runtime, { token, userId }),
+    acceptInvitation(trx, runtime, { token, userId }, { actor: INVITATION_HOLDER }),
   );
   assert.deepEqual(accepted.ok, true, JSON.stringify(accepted));
   return userId;
@@ -170,7 +171,7 @@ describe(`workspace members on ${testDialect}`, () => {
       ],
     );
     const again = await inTransaction(runtime.database.db, (trx) =>
-      acceptInvitation(trx, runtime, { token, userId: graceId }),
+      acceptInvitation(trx, runtime, { token, userId: graceId }, { actor: INVITATION_HOLDER }),
     );
     assert.deepEqual(again, { ok: false, error: 'accepted' });
   });
@@ -251,14 +252,14 @@ describe(`workspace members on ${testDialect}`, () => {
     assert.deepEqual(await listOpenInvitations(db, runtime.clock.now(), workspaceId), []);
     for (const token of [first, second]) {
       assert.equal((await findInvitation(db, runtime, token))?.status, 'withdrawn');
-      assert.deepEqual(await resendInvitation(db, ctxOf(runtime), token), {
+      assert.deepEqual(await resendInvitation(db, ctxOf(runtime), token, { actor: INVITATION_HOLDER }), {
         ok: false,
         error: { code: 'withdrawn' },
       });
     }
     const userId = await accountOf(runtime, 'ann@example.com');
     const accepted = await inTransaction(db, (trx) =>
-      acceptInvitation(trx, runtime, { token: second, userId }),
+      acceptInvitation(trx, runtime, { token: second, userId }, { actor: INVITATION_HOLDER }),
     );
     assert.deepEqual(accepted, { ok: false, error: 'withdrawn' });
     assert.equal(await roleOf(runtime, workspaceId, userId), undefined);
@@ -427,7 +428,7 @@ describe(`workspace members on ${testDialect}`, () => {
     );
     assert.equal(await findMembership(db, workspaceId, admin.userId), undefined);
     assert.equal((await findInvitation(db, runtime, token))?.status, 'withdrawn');
-    assert.deepEqual(await resendInvitation(db, ctxOf(runtime), token), {
+    assert.deepEqual(await resendInvitation(db, ctxOf(runtime), token, { actor: INVITATION_HOLDER }), {
       ok: false,
       error: { code: 'withdrawn' },
     });

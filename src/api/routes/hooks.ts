@@ -24,7 +24,7 @@ import {
   WebhookSubscriptionWithSecret,
   WebhookTestData,
 } from '../../webhooks/index.ts';
-import { workspaceOf } from '../auth.ts';
+import { auditSourceOf, workspaceOf } from '../auth.ts';
 import type { SchemaCatalog } from '../catalog.ts';
 import { type ApiDeps, type ApiScope, IdParams } from '../context.ts';
 import { NoContent, responses, sendNotFound } from '../errors.ts';
@@ -122,7 +122,12 @@ function subscriptionRoutes(app: ApiScope, hooks: WebhookDeps): void {
       },
     },
     async (request, reply) => {
-      const result = await createSubscription(hooks, workspaceOf(request), request.body);
+      const result = await createSubscription(
+        hooks,
+        workspaceOf(request),
+        request.body,
+        auditSourceOf(request),
+      );
       if (!result.ok) return sendWebhookError(request, reply, result.error, 'webhook subscription');
       return reply.code(201).send(result.value);
     },
@@ -157,7 +162,13 @@ function subscriptionRoutes(app: ApiScope, hooks: WebhookDeps): void {
       },
     },
     async (request, reply) => {
-      const result = await updateSubscription(hooks, workspaceOf(request), request.params.id, request.body);
+      const result = await updateSubscription(
+        hooks,
+        workspaceOf(request),
+        request.params.id,
+        request.body,
+        auditSourceOf(request),
+      );
       return result.ok
         ? result.value
         : sendWebhookError(request, reply, result.error, 'webhook subscription');
@@ -176,7 +187,12 @@ function subscriptionRoutes(app: ApiScope, hooks: WebhookDeps): void {
       },
     },
     async (request, reply) => {
-      const result = await deleteSubscription(hooks, workspaceOf(request), request.params.id);
+      const result = await deleteSubscription(
+        hooks,
+        workspaceOf(request),
+        request.params.id,
+        auditSourceOf(request),
+      );
       if (!result.ok) return sendWebhookError(request, reply, result.error, 'webhook subscription');
       return reply.code(204).send(null);
     },
@@ -202,7 +218,13 @@ function subscriptionRoutes(app: ApiScope, hooks: WebhookDeps): void {
       },
     },
     async (request, reply) => {
-      const result = await rotateSecret(hooks, workspaceOf(request), request.params.id, request.body);
+      const result = await rotateSecret(
+        hooks,
+        workspaceOf(request),
+        request.params.id,
+        request.body,
+        auditSourceOf(request),
+      );
       return result.ok
         ? result.value
         : sendWebhookError(request, reply, result.error, 'webhook subscription');

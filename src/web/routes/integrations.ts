@@ -9,6 +9,7 @@ import {
 } from '../../api/index.ts';
 import { DAY_MS } from '../../shared/clock.ts';
 import type { Workspace } from '../../workspace/index.ts';
+import { userSourceOf } from '../audit.ts';
 import { field, isStorable } from '../forms.ts';
 import { membershipFor } from '../guard.ts';
 import { sendNotFound, sendPage } from '../render.ts';
@@ -107,12 +108,17 @@ export function integrationRoutes(app: FastifyInstance, deps: RouteDeps): void {
       );
     }
     const now = deps.clock.now().getTime();
-    const created = await createApiKey(deps.db, deps.clock, {
-      workspaceId: workspace.id,
-      name: form.name,
-      createdByUserId: access.user.id,
-      expiresAt: expiry.days === null ? null : new Date(now + expiry.days * DAY_MS),
-    });
+    const created = await createApiKey(
+      deps.db,
+      deps.clock,
+      {
+        workspaceId: workspace.id,
+        name: form.name,
+        createdByUserId: access.user.id,
+        expiresAt: expiry.days === null ? null : new Date(now + expiry.days * DAY_MS),
+      },
+      userSourceOf(request, access.user),
+    );
     return integrationsPage(deps, request, reply, workspace, { created }, 201);
   });
 
@@ -121,10 +127,12 @@ export function integrationRoutes(app: FastifyInstance, deps: RouteDeps): void {
     async (request, reply) => {
       const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
       if (!access) return reply;
-      const revoked = await revokeWorkspaceApiKey(deps.db, deps.clock, {
-        workspaceId: access.membership.workspace.id,
-        keyId: request.params.keyId,
-      });
+      const revoked = await revokeWorkspaceApiKey(
+        deps.db,
+        deps.clock,
+        { workspaceId: access.membership.workspace.id, keyId: request.params.keyId },
+        userSourceOf(request, access.user),
+      );
       if (!revoked) return sendNotFound(request, reply);
       return reply.redirect(`/w/${access.membership.workspace.id}/integrations`, 303);
     },

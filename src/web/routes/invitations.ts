@@ -5,8 +5,10 @@ import {
   PASSWORD_MAX_LENGTH,
   PASSWORD_MIN_LENGTH,
 } from '../../accounts/index.ts';
+import { INVITATION_HOLDER, userActor } from '../../audit/index.ts';
 import { PLANS } from '../../catalog/index.ts';
 import { findInvitation, type Invitation, resendInvitation } from '../../workspace/index.ts';
+import { auditSourceOf, recordFailedSignIn } from '../audit.ts';
 import { field } from '../forms.ts';
 import { type AcceptFailure, acceptInvitationAs } from '../invitation-flow.ts';
 import { sendNotFound, sendPage } from '../render.ts';
@@ -86,22 +88,28 @@ export function invitationRoutes(app: FastifyInstance, deps: RouteDeps): void {
       user
         ? { kind: 'session', user }
         : { kind: 'password', password: field(request, 'password'), ip: request.ip },
+      { ip: request.ip, userAgent: request.headers['user-agent'] ?? null },
     );
     if (result.ok) {
       await signInBrowser(deps, deps.cookies, request, reply, result.value.user);
       return reply.redirect(`/w/${result.value.workspaceId}`, 303);
     }
     if (result.error.code === 'not_found') return sendNotFound(request, reply);
+    if (result.error.code === 'invalid_credentials') {
+      await recordFailedSignIn(deps, request, result.error.account);
+    }
     const { status, ...error } = failureMessage(result.error);
     return invitationPage(deps, request, reply, token, [error], status);
   });
 
   app.post<Params>('/invitations/:token/resend', async (request, reply) => {
     const { token } = request.params;
+    const user = request.visit?.user;
     const result = await resendInvitation(
       deps.db,
       { clock: deps.clock, baseUrl: deps.config.baseUrl },
       token,
+      auditSourceOf(request, user ? userActor(user) : INVITATION_HOLDER),
     );
     if (result.ok) {
       return sendPage(request, reply, 'message', {

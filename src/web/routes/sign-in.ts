@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkCredentials, isValidEmail } from '../../accounts/index.ts';
+import { recordFailedSignIn } from '../audit.ts';
 import { field, safeNextPath } from '../forms.ts';
 import { sendPage } from '../render.ts';
 import { signInBrowser, signOutBrowser } from '../session.ts';
@@ -47,6 +48,9 @@ export function signInRoutes(app: FastifyInstance, deps: RouteDeps): void {
 
     const checked = await checkCredentials(deps, { email, password, ip: request.ip });
     if (!checked.ok) {
+      if (checked.error.code === 'invalid_credentials') {
+        await recordFailedSignIn(deps, request, checked.error.account);
+      }
       const throttled = checked.error.code === 'throttled';
       const message =
         checked.error.code === 'throttled'

@@ -1,0 +1,30 @@
+/**
+ * Every action the audit log records, with how the app names it. The one list: the table's type,
+ * the filters of the page and the REST API, and the OpenAPI document all come from it.
+ */
+export const AUDIT_ACTIONS = {
+  'account.signed_in': 'Signed in',
+  'account.sign_in_failed': 'Sign-in failed',
+  'account.signed_out': 'Signed out',
+  'invitation.accepted': 'Invitation accepted',
+  'invitation.resent': 'Invitation sent again',
+  'api_key.created': 'API key created',
+  'api_key.rotated': 'API key rotated',
+  'api_key.revoked': 'API key revoked',
+  'webhook.created': 'Webhook subscription created',
+  'webhook.updated': 'Webhook subscription changed',
+  'webhook.paused': 'Webhook subscription paused',
+  'webhook.resumed': 'Webhook subscription resumed',
+  'webhook.secret_rotated': 'Webhook secret rotated',
+  'webhook.deleted': 'Webhook subscription deleted',
+  'plan.purchased': 'Plan purchased',
+  'plan.changed': 'Plan changed',
+} as const;
+
+export type AuditAction = keyof typeof AUDIT_ACTIONS;
+
+export const AUDIT_ACTION_NAMES = Object.keys(AUDIT_ACTIONS) as AuditAction[];
+
+export function isAuditAction(value: string): value is AuditAction {
+  return Object.hasOwn(AUDIT_ACTIONS, value);
+}
