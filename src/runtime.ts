@@ -1,6 +1,10 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import pino, { type LoggerOptions } from 'pino';
-import { deleteExpiredSessions, deleteStaleThrottles } from './accounts/index.ts';
+import {
+  deleteExpiredPasskeyChallenges,
+  deleteExpiredSessions,
+  deleteStaleThrottles,
+} from './accounts/index.ts';
 import { buildApp } from './app.ts';
 import { deleteOldClaims } from './channels/mpp/index.ts';
 import { type CheckoutDeps, expireSessions, settleSessions } from './checkout/index.ts';
@@ -186,6 +190,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         run: async () => {
           await deleteExpiredSessions(database.db, clock);
           await deleteStaleThrottles(database.db, clock.now().getTime());
+          await deleteExpiredPasskeyChallenges(database.db, clock);
         },
       },
       {

@@ -55,10 +55,27 @@ export async function countGuess(
 ): Promise<ThrottleVerdict> {
   const account = await countAttempt(db, accountThrottleKey(input.email), now);
   const client = await countAttempt(db, clientThrottleKey(input.ip), now);
-  const over = [
+  return verdictOf(now, [
     account.attempts > ATTEMPTS_PER_ACCOUNT ? account.windowStart : undefined,
     client.attempts > ATTEMPTS_PER_CLIENT ? client.windowStart : undefined,
-  ].filter((start): start is number => start !== undefined);
+  ]);
+}
+
+/** Counts a guess for the client alone (a passkey sign-in names no address up front). */
+export async function countClientGuess(db: Db, now: number, ip: string): Promise<ThrottleVerdict> {
+  const client = await countAttempt(db, clientThrottleKey(ip), now);
+  return verdictOf(now, [client.attempts > ATTEMPTS_PER_CLIENT ? client.windowStart : undefined]);
+}
+
+/** Counts a guess for the account an address names, once a passkey sign-in has named it. */
+export async function countAccountGuess(db: Db, now: number, email: string): Promise<ThrottleVerdict> {
+  const account = await countAttempt(db, accountThrottleKey(email), now);
+  return verdictOf(now, [account.attempts > ATTEMPTS_PER_ACCOUNT ? account.windowStart : undefined]);
+}
+
+/** Refused until the latest of the windows that are over their limit ends. */
+function verdictOf(now: number, overSince: (number | undefined)[]): ThrottleVerdict {
+  const over = overSince.filter((start): start is number => start !== undefined);
   if (over.length === 0) return { allowed: true };
   return { allowed: false, retryAfterMs: Math.max(...over) + THROTTLE_WINDOW_MS - now };
 }

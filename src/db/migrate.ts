@@ -9,6 +9,7 @@ import * as compliance from './migrations/0006_compliance.ts';
 import * as webhooks from './migrations/0007_webhooks.ts';
 import * as accounts from './migrations/0008_accounts.ts';
 import * as checkoutGuards from './migrations/0009_checkout_guards.ts';
+import * as passkeys from './migrations/0011_passkeys.ts';
 
 /** The one ordered set of migrations, for both dialects. Append only; never edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -21,6 +22,7 @@ export const migrations: Record<string, Migration> = {
   '0007_webhooks': webhooks,
   '0008_accounts': accounts,
   '0009_checkout_guards': checkoutGuards,
+  '0011_passkeys': passkeys,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema

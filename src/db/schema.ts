@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { AuthThrottlesTable, SessionsTable, UsersTable } from '../accounts/accounts.table.ts';
+import type { PasskeyChallengesTable, PasskeysTable } from '../accounts/passkeys.table.ts';
 import type { ApiKeysTable } from '../api/api-keys.table.ts';
 import type { MppChallengeClaimsTable, MppServerSecretsTable } from '../channels/mpp/mpp.table.ts';
 import type { CheckoutSessionsTable } from '../checkout/checkout.table.ts';
@@ -61,6 +62,8 @@ export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
   auth_throttles: AuthThrottlesTable;
+  passkeys: PasskeysTable;
+  passkey_challenges: PasskeyChallengesTable;
 }
 
 export type Db = Kysely<Database>;

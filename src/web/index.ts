@@ -5,6 +5,7 @@ import { isMachinePath } from './machine-paths.ts';
 import { renderPage, sendHtml, sendPage } from './render.ts';
 import { integrationRoutes } from './routes/integrations.ts';
 import { invitationRoutes } from './routes/invitations.ts';
+import { passkeyRoutes } from './routes/passkeys.ts';
 import { publicRoutes } from './routes/public.ts';
 import { signInRoutes } from './routes/sign-in.ts';
 import { workspaceRoutes } from './routes/workspaces.ts';
@@ -54,6 +55,7 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
   invitationRoutes(scope, routeDeps);
   workspaceRoutes(scope, routeDeps);
   integrationRoutes(scope, routeDeps);
+  passkeyRoutes(scope, routeDeps);
 }
 
 /**
