@@ -35,6 +35,13 @@ export function relyingPartyFor(baseUrl: string): RelyingParty {
   return { id: url.hostname, origin: url.origin, name: 'svc compliance workspaces' };
 }
 
+/**
+ * EdDSA, ES256 and RS256 (COSE ids), the algorithms authenticators use. Named here rather than
+ * left to the library's default, whose probe for post-quantum ML-DSA support prints Node's
+ * "experimental feature" warning.
+ */
+const SUPPORTED_ALGORITHM_IDS = [-8, -7, -257];
+
 /** How long the browser lets the person take; shorter than the challenge's life, so the post arrives in time. */
 const CEREMONY_TIMEOUT_MS = 3 * MINUTE_MS;
 
@@ -114,6 +121,7 @@ export async function startPasskeyRegistration(
     attestationType: 'none',
     excludeCredentials: existing.map((row) => ({ id: row.credential_id, transports: transportsOf(row) })),
     authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+    supportedAlgorithmIDs: SUPPORTED_ALGORITHM_IDS,
   });
   await storeChallenge(deps.db, deps.clock, options.challenge, {
     purpose: 'register',
@@ -204,6 +212,7 @@ export async function finishPasskeyRegistration(
       expectedOrigin: deps.relyingParty.origin,
       expectedRPID: deps.relyingParty.id,
       requireUserVerification: false,
+      supportedAlgorithmIDs: SUPPORTED_ALGORITHM_IDS,
     });
   } catch {
     return err({ code: 'not_verified' });

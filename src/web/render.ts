@@ -19,6 +19,8 @@ const eta = new Eta({ views: VIEWS, cache: true, autoEscape: true, autoTrim: fal
 export const APP_CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   "script-src 'self'",
+  // The passkey script asks the service itself for a WebAuthn challenge.
+  "connect-src 'self'",
   "style-src 'self'",
   "img-src 'self'",
   "form-action 'self'",
