@@ -157,6 +157,9 @@ export type PasskeyError =
   | { code: 'unknown_passkey' }
   | { code: 'throttled'; retryAfterMs: number };
 
+/** base64url of at most 1023 bytes (WebAuthn's limit on credential ids). */
+const CREDENTIAL_ID_PATTERN = /^[A-Za-z0-9_-]{1,1364}$/;
+
 interface ParsedResponse {
   credential: { id: string; response: Record<string, unknown> } & Record<string, unknown>;
   challenge: string;
@@ -171,7 +174,7 @@ function parseCredentialResponse(text: string): ParsedResponse | undefined {
     const credential: unknown = JSON.parse(text);
     if (typeof credential !== 'object' || credential === null) return undefined;
     const { id, type, response } = credential as Record<string, unknown>;
-    if (typeof id !== 'string' || id === '' || type !== 'public-key') return undefined;
+    if (typeof id !== 'string' || !CREDENTIAL_ID_PATTERN.test(id) || type !== 'public-key') return undefined;
     if (typeof response !== 'object' || response === null) return undefined;
     const clientDataJSON = (response as Record<string, unknown>).clientDataJSON;
     if (typeof clientDataJSON !== 'string') return undefined;
@@ -273,7 +276,8 @@ export async function signInWithPasskey(
   const account = await countAccountGuess(deps.db, now, user.email);
   if (!account.allowed) return err({ code: 'throttled', retryAfterMs: account.retryAfterMs });
 
-  const userHandle = parsed.credential.response.userHandle;
+  // Browsers name the account the passkey belongs to; it must be the one the passkey was made for.
+  const userHandle = parsed.credential.response.userHandle ?? undefined;
   if (userHandle !== undefined && userHandle !== Buffer.from(userHandleOf(user.id)).toString('base64url')) {
     return err({ code: 'not_verified' });
   }

@@ -197,7 +197,7 @@ describe(`passkeys over HTTP on ${testDialect}`, () => {
     assert.equal(sessionCookieOf(browser), undefined);
   });
 
-  it('says a passkey needs JavaScript when the form arrives without one', async (t) => {
+  it('says a passkey needs JavaScript when the form arrives without one, and refuses malformed answers', async (t) => {
     const fixture = await startAppFixture(t);
     const browser = webClient(fixture.runtime.app);
     const page = await browser.get('/sign-in');
@@ -206,8 +206,23 @@ describe(`passkeys over HTTP on ${testDialect}`, () => {
     const answer = await browser.post('/sign-in/passkey', { response: '' });
     assert.equal(answer.status, 400);
     assert.equal(errorCodeOf(answer.body), 'passkey_response_missing');
-    const garbage = await browser.post('/sign-in/passkey', { response: '{"id": 1' });
-    assert.equal(errorCodeOf(garbage.body), 'passkey_response_invalid');
+    const clientDataJSON = Buffer.from(JSON.stringify({ challenge: 'x' })).toString('base64url');
+    for (const response of [
+      '{"id": 1',
+      'null',
+      '[]',
+      JSON.stringify({ id: 'a\u0000b', type: 'public-key', response: { clientDataJSON } }),
+      JSON.stringify({ id: 'abc', type: 'public-key', response: { clientDataJSON: '%%%' } }),
+      JSON.stringify({ id: 'abc', type: 'public-key', response: { clientDataJSON: 5 } }),
+    ]) {
+      const garbage = await browser.post('/sign-in/passkey', { response });
+      assert.equal(garbage.status, 400, response);
+      assert.equal(errorCodeOf(garbage.body), 'passkey_response_invalid');
+    }
+    const unknownChallenge = await browser.post('/sign-in/passkey', {
+      response: JSON.stringify({ id: 'abc', type: 'public-key', response: { clientDataJSON } }),
+    });
+    assert.equal(errorCodeOf(unknownChallenge.body), 'passkey_challenge_invalid');
   });
 
   it('removes a passkey at once just after signing in, later only with the password, never another account’s', async (t) => {
