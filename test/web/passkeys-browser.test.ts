@@ -53,7 +53,7 @@ describe(`passkeys in Chromium on ${testDialect}`, () => {
     await page.waitForURL(`${base}/`);
     await page.goto(`${base}/sign-in`);
     await assertAccessible(page);
-    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await page.getByRole('button', { name: 'Use a passkey' }).click();
     await page.waitForURL(`${base}/workspaces`);
     assert.match(await page.locator('.who').innerText(), /ada@example\.com/);
 
@@ -78,7 +78,7 @@ describe(`passkeys in Chromium on ${testDialect}`, () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(`${base}/`);
     await page.goto(`${base}/sign-in`);
-    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await page.getByRole('button', { name: 'Use a passkey' }).click();
     await page.locator('.error-summary').waitFor();
     assert.match(await page.locator('.error-summary').innerText(), /not registered here/);
     await assertAccessible(page);
@@ -86,7 +86,7 @@ describe(`passkeys in Chromium on ${testDialect}`, () => {
     await devtools.send('Emulation.setScriptExecutionDisabled', { value: true });
     await page.goto(`${base}/sign-in`);
     assert.match(await page.locator('main').innerText(), /Signing in with a passkey needs JavaScript/);
-    assert.equal(await page.getByRole('button', { name: 'Sign in with a passkey' }).isVisible(), false);
+    assert.equal(await page.getByRole('button', { name: 'Use a passkey' }).isVisible(), false);
     assert.equal(await page.getByRole('button', { name: 'Sign in', exact: true }).isVisible(), true);
 
     assert.deepEqual(
