@@ -45,7 +45,8 @@ describe(`migration ${GUARDS} on ${testDialect}`, () => {
     await attempt('chk_unrecorded', 1, 'declined');
     await session('chk_fresh', 'not_ready', 0);
 
-    assert.deepEqual(await migrateToLatest(db), [GUARDS]);
+    // Later migrations apply after it too; this one must be among them.
+    assert.ok((await migrateToLatest(db)).includes(GUARDS));
     const rows = await db
       .selectFrom('checkout_sessions')
       .select(['id', 'status', 'version'])
