@@ -29,7 +29,8 @@ const mailbox: MailTransport = {
 };
 
 const port = await freePort();
-const baseUrl = `http://127.0.0.1:${port}`;
+// localhost, not 127.0.0.1: passkeys need a host name as their RP ID.
+const baseUrl = `http://localhost:${port}`;
 const clock = new ManualClock('2026-03-02T09:30:00.000Z');
 const runtime = await createRuntime(
   loadConfig({ NODE_ENV: 'test', BASE_URL: baseUrl, DATABASE_URL: 'sqlite::memory:' }),
@@ -99,6 +100,23 @@ try {
   await phone.goto(`${workspaceUrl}/integrations`);
   await shoot(phone, 'integrations-phone');
   await phone.close();
+
+  const devtools = await browser.newCDPSession(page);
+  await devtools.send('WebAuthn.enable');
+  await devtools.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+    },
+  });
+  await page.goto(`${baseUrl}/account/passkeys`);
+  await page.getByLabel('Name').fill('Work laptop');
+  await page.getByRole('button', { name: 'Add a passkey' }).click();
+  await page.getByRole('cell', { name: 'Work laptop', exact: true }).waitFor();
+  await shoot(page, 'passkeys');
 
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.goto(`${baseUrl}/sign-in`);

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import pino, { type LoggerOptions } from 'pino';
 import {
   deleteEndedLinks,
+  deleteExpiredPasskeyChallenges,
   deleteExpiredSessions,
   deleteStaleThrottles,
   SEND_ACCOUNT_LINK_JOB,
@@ -194,6 +195,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           await deleteExpiredSessions(database.db, clock);
           await deleteStaleThrottles(database.db, clock.now().getTime());
           await deleteEndedLinks(database.db, clock);
+          await deleteExpiredPasskeyChallenges(database.db, clock);
         },
       },
       {

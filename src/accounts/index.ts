@@ -18,6 +18,20 @@ export {
   signInWithLink,
 } from './email-links.ts';
 export { deleteEndedLinks, LINK_LIFETIME_MS, LINK_VALID_FOR } from './links.ts';
+export { deleteExpiredPasskeyChallenges, PASSKEY_CHALLENGE_TTL_MS } from './passkey-challenges.ts';
+export {
+  finishPasskeyRegistration,
+  listPasskeys,
+  type Passkey,
+  type PasskeyDeps,
+  type PasskeyError,
+  type RelyingParty,
+  relyingPartyFor,
+  removePasskey,
+  signInWithPasskey,
+  startPasskeyRegistration,
+  startPasskeySignIn,
+} from './passkeys.ts';
 export { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, passwordProblem } from './passwords.ts';
 export {
   deleteExpiredSessions,

@@ -77,6 +77,16 @@ export async function countGuess(
   ]);
 }
 
+/** Counts a guess for the client alone (a passkey sign-in names no address up front). */
+export async function countClientGuess(db: Db, now: number, ip: string): Promise<ThrottleVerdict> {
+  return countAgainstLimits(db, now, [{ key: clientThrottleKey(ip), limit: ATTEMPTS_PER_CLIENT }]);
+}
+
+/** Counts a guess for the account an address names, once a passkey sign-in has named it. */
+export async function countAccountGuess(db: Db, now: number, email: string): Promise<ThrottleVerdict> {
+  return countAgainstLimits(db, now, [{ key: accountThrottleKey(email), limit: ATTEMPTS_PER_ACCOUNT }]);
+}
+
 /**
  * Counts an email the app is asked to send on a visitor's request (a sign-in link, a password
  * reset, a confirmation of a new address) for the address and for the client. Like guesses, an

@@ -10,6 +10,7 @@ import * as webhooks from './migrations/0007_webhooks.ts';
 import * as accounts from './migrations/0008_accounts.ts';
 import * as checkoutGuards from './migrations/0009_checkout_guards.ts';
 import * as accountLinks from './migrations/0010_account_links.ts';
+import * as passkeys from './migrations/0011_passkeys.ts';
 import * as audit from './migrations/0012_audit.ts';
 import * as members from './migrations/0013_members.ts';
 
@@ -25,6 +26,7 @@ export const migrations: Record<string, Migration> = {
   '0008_accounts': accounts,
   '0009_checkout_guards': checkoutGuards,
   '0010_account_links': accountLinks,
+  '0011_passkeys': passkeys,
   '0012_audit': audit,
   '0013_members': members,
 };

@@ -5,6 +5,7 @@ import type {
   SessionsTable,
   UsersTable,
 } from '../accounts/accounts.table.ts';
+import type { PasskeyChallengesTable, PasskeysTable } from '../accounts/passkeys.table.ts';
 import type { ApiKeysTable } from '../api/api-keys.table.ts';
 import type { AuditEventsTable } from '../audit/audit.table.ts';
 import type { MppChallengeClaimsTable, MppServerSecretsTable } from '../channels/mpp/mpp.table.ts';
@@ -69,6 +70,8 @@ export interface Database {
   auth_throttles: AuthThrottlesTable;
   account_links: AccountLinksTable;
   audit_events: AuditEventsTable;
+  passkeys: PasskeysTable;
+  passkey_challenges: PasskeyChallengesTable;
 }
 
 export type Db = Kysely<Database>;

@@ -9,6 +9,7 @@ import { auditRoutes } from './routes/audit.ts';
 import { integrationRoutes } from './routes/integrations.ts';
 import { invitationRoutes } from './routes/invitations.ts';
 import { memberRoutes } from './routes/members.ts';
+import { passkeyRoutes } from './routes/passkeys.ts';
 import { publicRoutes } from './routes/public.ts';
 import { signInRoutes } from './routes/sign-in.ts';
 import { workspaceRoutes } from './routes/workspaces.ts';
@@ -62,6 +63,7 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
   integrationRoutes(scope, routeDeps);
   memberRoutes(scope, routeDeps);
   auditRoutes(scope, routeDeps);
+  passkeyRoutes(scope, routeDeps);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Eta } from 'eta';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -18,6 +19,8 @@ const eta = new Eta({ views: VIEWS, cache: true, autoEscape: true, autoTrim: fal
 export const APP_CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   "script-src 'self'",
+  // The passkey script asks the service itself for a WebAuthn challenge.
+  "connect-src 'self'",
   "style-src 'self'",
   "img-src 'self'",
   "form-action 'self'",
@@ -38,8 +41,21 @@ export interface Asset {
   version: string;
 }
 
-function loadAsset(file: string, type: string): Asset {
-  const body = readFileSync(path.join(ASSETS, file));
+/**
+ * The browser half of SimpleWebAuthn, served from here like our own files (no CDN): its
+ * self-contained UMD bundle, which defines `SimpleWebAuthnBrowser`. The package exports no
+ * subpaths, so the bundle is found next to its entry point.
+ */
+const WEBAUTHN_BROWSER_BUNDLE = path.join(
+  path.dirname(createRequire(import.meta.url).resolve('@simplewebauthn/browser')),
+  '..',
+  'dist',
+  'bundle',
+  'index.umd.min.js',
+);
+
+function loadAsset(file: string, type: string, filePath = path.join(ASSETS, file)): Asset {
+  const body = readFileSync(filePath);
   return { body, type, version: createHash('sha256').update(body).digest('hex').slice(0, 12) };
 }
 
@@ -48,6 +64,11 @@ export const ASSET_FILES: ReadonlyMap<string, Asset> = new Map([
   ['app.css', loadAsset('app.css', 'text/css; charset=utf-8')],
   ['app.js', loadAsset('app.js', 'text/javascript; charset=utf-8')],
   ['icon.svg', loadAsset('icon.svg', 'image/svg+xml')],
+  ['passkeys.js', loadAsset('passkeys.js', 'text/javascript; charset=utf-8')],
+  [
+    'simplewebauthn-browser.js',
+    loadAsset('simplewebauthn-browser.js', 'text/javascript; charset=utf-8', WEBAUTHN_BROWSER_BUNDLE),
+  ],
 ]);
 
 function assetUrl(name: string): string {

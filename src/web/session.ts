@@ -19,6 +19,8 @@ export interface Visit {
   user: User | null;
   /** The synchronizer token of this browser's session (or of its pre-sign-in form cookie). */
   csrfToken: string;
+  /** When this browser signed in (the session's start); absent before sign-in. */
+  signedInAt?: Date;
 }
 
 declare module 'fastify' {
@@ -64,7 +66,11 @@ export async function loadVisit(
   if (secret) {
     const resumed = await resumeSession(deps.db, deps.clock, secret);
     if (resumed) {
-      request.visit = { user: resumed.user, csrfToken: csrfTokenFor(secret) };
+      request.visit = {
+        user: resumed.user,
+        csrfToken: csrfTokenFor(secret),
+        signedInAt: resumed.session.createdAt,
+      };
       return;
     }
     clearCookie(reply, cookies.session, cookies);

@@ -6,7 +6,7 @@ import { sendPage } from '../render.ts';
 import { signInBrowser, signOutBrowser } from '../session.ts';
 import type { RouteDeps } from './deps.ts';
 
-const AFTER_SIGN_IN = '/workspaces';
+export const AFTER_SIGN_IN = '/workspaces';
 /** One message for an unknown address and a wrong password, so the page does not tell which. */
 const INVALID_CREDENTIALS = 'The email address or password is not right.';
 
@@ -15,10 +15,10 @@ interface FormError {
   message: string;
 }
 
-function signInPage(
+export function signInPage(
   request: FastifyRequest,
   reply: FastifyReply,
-  form: { email: string; next: string; errors: FormError[] },
+  form: { email: string; next: string; errors: FormError[]; errorCode?: string },
   status = 200,
 ) {
   return sendPage(request, reply, 'sign-in', { title: 'Sign in', ...form }, status);
