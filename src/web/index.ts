@@ -7,6 +7,7 @@ import { integrationRoutes } from './routes/integrations.ts';
 import { invitationRoutes } from './routes/invitations.ts';
 import { publicRoutes } from './routes/public.ts';
 import { signInRoutes } from './routes/sign-in.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 import { workspaceRoutes } from './routes/workspaces.ts';
 import { hasValidCsrfToken, loadVisit, sessionCookiesFor } from './session.ts';
 
@@ -29,7 +30,7 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
 
   scope.addHook('preHandler', async (request, reply) => {
     if (request.method !== 'POST') return;
-    const body = request.body as Record<string, string> | undefined;
+    const body = request.body as Record<string, unknown> | undefined;
     if (!isSameSiteRequest(request, origin) || !hasValidCsrfToken(request, body?._csrf)) {
       return sendPage(
         request,
@@ -54,6 +55,7 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
   invitationRoutes(scope, routeDeps);
   workspaceRoutes(scope, routeDeps);
   integrationRoutes(scope, routeDeps);
+  webhookRoutes(scope, routeDeps);
 }
 
 /**
