@@ -424,6 +424,21 @@ describe(`webhook subscriptions in the app on ${testDialect}`, () => {
     assert.equal(deliveries.length, 1, 'nothing redelivered');
   });
 
+  it('answers 404, never a 500, for ids no record can have (NUL, overlong)', async (t) => {
+    const owner = await ownerOnWebhooksPage(t);
+    const hook = await subscribe(owner);
+    for (const id of ['%00', 'x'.repeat(65), 'hook_%00']) {
+      assert.equal((await owner.client.get(`/w/${id}/integrations/webhooks`)).status, 404, id);
+      assert.equal((await owner.client.get(`${owner.page}/${id}`)).status, 404, id);
+      assert.equal((await owner.client.post(`${owner.page}/${id}/pause`, {})).status, 404, id);
+      assert.equal((await owner.client.post(`${hook.page}/deliveries/${id}/redeliver`, {})).status, 404, id);
+      assert.equal(
+        (await owner.client.get(`/w/${owner.workspaceId}/integrations/keys/${id}/rotate`)).status,
+        404,
+      );
+    }
+  });
+
   it('keeps members out with 403 on every page and action', async (t) => {
     const owner = await ownerOnWebhooksPage(t);
     const hook = await subscribe(owner);
