@@ -135,7 +135,7 @@ export function webClient(app: FastifyInstance, origin = 'http://svc.test'): Web
             ...headers,
           },
           payload: new URLSearchParams(
-            Object.entries({ _csrf: token, ...form }).flatMap(([name, value]) =>
+            Object.entries({ _csrf: token, ...form }).flatMap(([name, value]): [string, string][] =>
               (Array.isArray(value) ? value : [value]).map((one) => [name, one]),
             ),
           ).toString(),

@@ -24,7 +24,8 @@ describe(`Integrations in Chromium on ${testDialect}`, () => {
     const copySecret = async () => {
       await page.getByRole('button', { name: 'Copy secret' }).click();
       await page.getByText('Copied to the clipboard.').waitFor();
-      const copied = await page.evaluate(() => navigator.clipboard.readText());
+      // biome-ignore lint/suspicious/noExplicitAny: navigator is a global of the page
+      const copied: string = await page.evaluate(() => (globalThis as any).navigator.clipboard.readText());
       assert.equal(copied, await page.locator('#new-secret-value').innerText());
       return copied;
     };
