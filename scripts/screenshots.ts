@@ -4,9 +4,13 @@
  * shown stay the same; the API key shown once is new on every run).
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Page } from 'playwright-core';
+import { createApiKey } from '../src/api/index.ts';
+import { OPERATOR_SOURCE } from '../src/audit/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { inTransaction } from '../src/db/transaction.ts';
 import type { MailTransport, OutgoingMail } from '../src/mail/index.ts';
@@ -33,10 +37,22 @@ const port = await freePort();
 const baseUrl = `http://localhost:${port}`;
 const clock = new ManualClock('2026-03-02T09:30:00.000Z');
 const runtime = await createRuntime(
-  loadConfig({ NODE_ENV: 'test', BASE_URL: baseUrl, DATABASE_URL: 'sqlite::memory:' }),
+  loadConfig({
+    NODE_ENV: 'test',
+    BASE_URL: baseUrl,
+    DATABASE_URL: 'sqlite::memory:',
+    WEBHOOK_ALLOW_LOOPBACK: 'true',
+  }),
   { clock, mailTransport: mailbox },
 );
 await runtime.app.listen({ port, host: '127.0.0.1' });
+
+/** A webhook receiver on loopback that accepts every delivery. */
+const receiver = createServer((request, response) => {
+  request.resume();
+  request.on('end', () => response.writeHead(204).end());
+});
+await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
 
 async function buy(name: string, email: string): Promise<string> {
   await inTransaction(runtime.database.db, (trx) =>
@@ -117,6 +133,35 @@ try {
   await page.getByRole('button', { name: 'Add a passkey' }).click();
   await page.getByRole('cell', { name: 'Work laptop', exact: true }).waitFor();
   await shoot(page, 'passkeys');
+  await page.goto(`${workspaceUrl}/integrations/webhooks`);
+  await page
+    .getByLabel('URL', { exact: true })
+    .fill(`http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`);
+  await page.getByLabel('Description (optional)').fill('Compliance agent inbox');
+  for (const type of ['task.created', 'task.completed', 'risk.created']) {
+    await page.getByLabel(type, { exact: true }).check();
+  }
+  await page.getByRole('button', { name: 'Create subscription' }).click();
+  await page.locator('#new-secret-value').waitFor();
+  await shoot(page, 'webhooks');
+
+  const workspaceId = new URL(workspaceUrl).pathname.split('/')[2] ?? '';
+  const { key } = await createApiKey(
+    runtime.database.db,
+    clock,
+    { workspaceId, name: 'Screenshots' },
+    OPERATOR_SOURCE,
+  );
+  for (const title of ['Review access rights', 'Write the access control policy']) {
+    await fetch(`${baseUrl}/api/v1/tasks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ title }),
+    });
+  }
+  await runtime.jobs.drain();
+  await page.getByRole('link', { name: 'Open the subscription' }).click();
+  await shoot(page, 'webhook');
 
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.goto(`${baseUrl}/sign-in`);
@@ -135,5 +180,7 @@ try {
 } finally {
   await browser.close();
   rmSync(profile, { recursive: true, force: true });
+  receiver.closeAllConnections();
+  receiver.close();
   await runtime.close();
 }

@@ -85,7 +85,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     webhookTargets: deps.webhookTargets,
   });
   registerApiDocsPage(app, API_PREFIX);
-  app.register(webApp, { db: deps.database.db, clock: deps.clock, config: deps.config });
+  app.register(webApp, {
+    db: deps.database.db,
+    clock: deps.clock,
+    config: deps.config,
+    webhookTargets: deps.webhookTargets,
+  });
   if (deps.mailTransport.kind === 'dev-mailbox' && deps.config.env !== 'production') {
     registerDevMailboxRoutes(app, deps.database.db);
   }

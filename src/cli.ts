@@ -1,5 +1,12 @@
 import { parseArgs } from 'node:util';
-import { type ApiKeyInfo, createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from './api/index.ts';
+import {
+  type ApiKeyInfo,
+  createApiKey,
+  listApiKeys,
+  MAX_ROTATION_OVERLAP_MS,
+  revokeApiKey,
+  rotateApiKey,
+} from './api/index.ts';
 import { OPERATOR_SOURCE } from './audit/index.ts';
 import { PLANS, type PlanId, type TermLength } from './catalog/index.ts';
 import { ConfigError, loadConfig } from './config.ts';
@@ -302,15 +309,12 @@ function describeKey(key: ApiKeyInfo): string {
 
 const DURATION_UNITS_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
-/** The longest overlap of a rotation: long enough for any deployment, short enough to end. */
-const MAX_REVOKE_DELAY_MS = 90 * 86_400_000;
-
 /** `0`, `90s`, `30m`, `24h` or `7d` (at most 90 days), in milliseconds. */
 function parseRevokeDelay(value: string): number {
   const match = /^(\d{1,9})([smhd])?$/.exec(value);
   if (!match) throw new UsageError('--revoke-old-in must look like 0, 30m, 24h or 7d');
   const delayMs = Number(match[1]) * (DURATION_UNITS_MS[match[2] ?? 's'] ?? 1000);
-  if (delayMs > MAX_REVOKE_DELAY_MS) throw new UsageError('--revoke-old-in must be at most 90d');
+  if (delayMs > MAX_ROTATION_OVERLAP_MS) throw new UsageError('--revoke-old-in must be at most 90d');
   return delayMs;
 }
 

@@ -34,6 +34,7 @@ export {
   findApiKey,
   isWellFormedApiKey,
   listApiKeys,
+  MAX_ROTATION_OVERLAP_MS,
   type NewApiKey,
   revokeApiKey,
   revokeWorkspaceApiKey,

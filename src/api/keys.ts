@@ -3,7 +3,7 @@ import { crc32 } from 'node:zlib';
 import { type AuditSource, recordAuditEvent } from '../audit/index.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
-import type { Clock } from '../shared/clock.ts';
+import { type Clock, DAY_MS } from '../shared/clock.ts';
 import { newId, sha256Hex } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
 import type { ApiKeysTable } from './api-keys.table.ts';
@@ -223,6 +223,12 @@ export async function revokeWorkspaceApiKey(
 }
 
 export type RotateError = 'not_found' | 'revoked';
+
+/**
+ * The longest a replaced key may keep working beside its successor (the CLI and the app offer up
+ * to this): long enough for any deployment, short enough to end.
+ */
+export const MAX_ROTATION_OVERLAP_MS = 90 * DAY_MS;
 
 /** A new key for the same workspace; the old one stops working at `revokeOldAt` (now by default). */
 export async function rotateApiKey(

@@ -1,11 +1,14 @@
 import type { Config } from '../config.ts';
 import type { Db } from '../db/schema.ts';
 import type { Clock } from '../shared/clock.ts';
+import type { TargetPolicy } from '../webhooks/index.ts';
 
 export interface WebDeps {
   db: Db;
   clock: Clock;
   config: Config;
+  /** Where webhook subscriptions may point: the policy the REST API and the delivery job use. */
+  webhookTargets: TargetPolicy;
 }
 
 /** Local development runs on plain http; everywhere else cookies are Secure and `__Host-` prefixed. */

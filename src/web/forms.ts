@@ -4,7 +4,8 @@ import { isStorableText } from '../shared/text.ts';
 /** Form posts are small: names, addresses, passwords. */
 const FORM_BODY_LIMIT_BYTES = 16 * 1024;
 
-export type FormBody = Record<string, string>;
+/** A field sent once is a string; a name sent several times (checkboxes) holds every value in order. */
+export type FormBody = Record<string, string | string[]>;
 
 /**
  * Pages post `application/x-www-form-urlencoded` and nothing else: JSON and other bodies are
@@ -17,17 +18,35 @@ export function acceptFormBodies(scope: FastifyInstance): void {
     { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT_BYTES },
     (_request, body, done) => {
       const fields: FormBody = Object.create(null);
-      for (const [name, value] of new URLSearchParams(body as string)) fields[name] = value;
+      for (const [name, value] of new URLSearchParams(body as string)) {
+        const earlier = fields[name];
+        if (earlier === undefined) fields[name] = value;
+        else if (typeof earlier === 'string') fields[name] = [earlier, value];
+        else earlier.push(value);
+      }
       done(null, fields);
     },
   );
 }
 
-/** One text field of the posted form; '' when absent. */
+/** One text field of the posted form; '' when absent or sent more than once. */
 export function field(request: FastifyRequest, name: string): string {
   const body = request.body as FormBody | undefined;
   const value = body?.[name];
   return typeof value === 'string' ? value : '';
+}
+
+/** Every value sent under one name (a group of checkboxes); [] when absent. */
+export function fieldValues(request: FastifyRequest, name: string): string[] {
+  const body = request.body as FormBody | undefined;
+  const value = body?.[name];
+  if (value === undefined) return [];
+  return typeof value === 'string' ? [value] : value;
+}
+
+/** An id taken from a URL, in the bounds the REST API accepts (1 to 64 storable characters). */
+export function isIdInput(value: string): boolean {
+  return value.length > 0 && value.length <= 64 && isStorableText(value);
 }
 
 /** Whether a field's text can be stored as given (no NUL, no unpaired surrogate). */

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../accounts/index.ts';
 import { canManageWorkspace, findMembership, type Membership } from '../workspace/index.ts';
 import type { WebDeps } from './context.ts';
+import { isIdInput } from './forms.ts';
 import { sendForbidden, sendNotFound } from './render.ts';
 
 /** The signed-in account, or a redirect to the sign-in page that comes back here. */
@@ -27,7 +28,7 @@ export async function membershipFor(
 ): Promise<{ user: User; membership: Membership } | undefined> {
   const user = signedInUser(request, reply);
   if (!user) return undefined;
-  const membership = await findMembership(deps.db, workspaceId, user.id);
+  const membership = isIdInput(workspaceId) ? await findMembership(deps.db, workspaceId, user.id) : undefined;
   if (!membership) {
     sendNotFound(request, reply);
     return undefined;

@@ -12,6 +12,7 @@ import { memberRoutes } from './routes/members.ts';
 import { passkeyRoutes } from './routes/passkeys.ts';
 import { publicRoutes } from './routes/public.ts';
 import { signInRoutes } from './routes/sign-in.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 import { workspaceRoutes } from './routes/workspaces.ts';
 import { hasValidCsrfToken, loadVisit, sessionCookiesFor } from './session.ts';
 
@@ -34,7 +35,7 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
 
   scope.addHook('preHandler', async (request, reply) => {
     if (request.method !== 'POST') return;
-    const body = request.body as Record<string, string> | undefined;
+    const body = request.body as Record<string, unknown> | undefined;
     if (!isSameSiteRequest(request, origin) || !hasValidCsrfToken(request, body?._csrf)) {
       return sendPage(
         request,
@@ -64,6 +65,7 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
   memberRoutes(scope, routeDeps);
   auditRoutes(scope, routeDeps);
   passkeyRoutes(scope, routeDeps);
+  webhookRoutes(scope, routeDeps);
 }
 
 /**

@@ -81,7 +81,12 @@ export interface WebResponse {
  */
 export interface WebClient {
   get(url: string): Promise<WebResponse>;
-  post(url: string, form: Record<string, string>, headers?: Record<string, string>): Promise<WebResponse>;
+  /** A field given as an array is sent once per value, as a group of checkboxes is. */
+  post(
+    url: string,
+    form: Record<string, string | string[]>,
+    headers?: Record<string, string>,
+  ): Promise<WebResponse>;
   csrfToken(): string;
   cookies: Map<string, string>;
 }
@@ -129,7 +134,11 @@ export function webClient(app: FastifyInstance, origin = 'http://svc.test'): Web
             cookie: cookieHeader(),
             ...headers,
           },
-          payload: new URLSearchParams({ _csrf: token, ...form }).toString(),
+          payload: new URLSearchParams(
+            Object.entries({ _csrf: token, ...form }).flatMap(([name, value]): [string, string][] =>
+              (Array.isArray(value) ? value : [value]).map((one) => [name, one]),
+            ),
+          ).toString(),
         }),
       );
     },

@@ -20,6 +20,6 @@ document.addEventListener('DOMContentLoaded', () => {
       if (!window.confirm(button.dataset.confirm)) event.preventDefault();
     });
   }
-  const focusTarget = document.querySelector('.error-summary, #new-key');
+  const focusTarget = document.querySelector('.error-summary, #new-key, #new-secret');
   if (focusTarget) focusTarget.focus();
 });

@@ -3,14 +3,17 @@ import { emailsOfUsers } from '../../accounts/index.ts';
 import {
   type ApiKeyInfo,
   createApiKey,
+  findApiKey,
   listApiKeys,
+  MAX_ROTATION_OVERLAP_MS,
   type NewApiKey,
   revokeWorkspaceApiKey,
+  rotateApiKey,
 } from '../../api/index.ts';
-import { DAY_MS } from '../../shared/clock.ts';
+import { DAY_MS, HOUR_MS } from '../../shared/clock.ts';
 import type { Workspace } from '../../workspace/index.ts';
 import { userSourceOf } from '../audit.ts';
-import { field, isStorable } from '../forms.ts';
+import { field, isIdInput, isStorable } from '../forms.ts';
 import { membershipFor } from '../guard.ts';
 import { sendNotFound, sendPage } from '../render.ts';
 import type { RouteDeps } from './deps.ts';
@@ -24,7 +27,19 @@ const EXPIRY_OPTIONS = [
   { value: '365', label: 'In 1 year', days: 365 },
 ] as const;
 
+/** How long a rotated key keeps working beside its successor; the CLI allows the same range. */
+const OVERLAP_OPTIONS = [
+  { value: 'now', label: 'Now: the old key stops working at once', ms: 0 },
+  { value: '1h', label: 'In 1 hour', ms: HOUR_MS },
+  { value: '24h', label: 'In 24 hours', ms: DAY_MS },
+  { value: '7d', label: 'In 7 days', ms: 7 * DAY_MS },
+  { value: '30d', label: 'In 30 days', ms: 30 * DAY_MS },
+  { value: '90d', label: 'In 90 days (the longest)', ms: MAX_ROTATION_OVERLAP_MS },
+] as const;
+const DEFAULT_OVERLAP = '24h';
+
 type Params = { Params: { workspaceId: string } };
+type KeyParams = { Params: { workspaceId: string; keyId: string } };
 
 type KeyState = { state: 'revoked' | 'expired' | 'active' } | { state: 'rotating' | 'expiring'; until: Date };
 
@@ -44,6 +59,8 @@ async function integrationsPage(
   workspace: Workspace,
   extra: {
     created?: NewApiKey;
+    /** The key the new one replaces, with the time it stops working. */
+    replaced?: ApiKeyInfo;
     errors?: { field?: string; message: string }[];
     form?: { name: string; expires_in: string };
   } = {},
@@ -55,6 +72,7 @@ async function integrationsPage(
     keys.flatMap((key) => (key.createdByUserId ? [key.createdByUserId] : [])),
   );
   const now = deps.clock.now().getTime();
+  const hints = new Map(keys.map((key) => [key.id, `${key.prefix}…${key.lastFour}`]));
   return sendPage(
     request,
     reply,
@@ -67,9 +85,12 @@ async function integrationsPage(
           ...key,
           ...stateOf(key, now),
           creator: (key.createdByUserId && creators.get(key.createdByUserId)) || 'an operator',
+          replaces: key.replacesKeyId ? hints.get(key.replacesKeyId) : undefined,
         }))
         .reverse(),
       created: extra.created,
+      replaced: extra.replaced,
+      now,
       errors: extra.errors ?? [],
       form: extra.form ?? { name: '', expires_in: 'never' },
       expiryOptions: EXPIRY_OPTIONS,
@@ -136,5 +157,115 @@ export function integrationRoutes(app: FastifyInstance, deps: RouteDeps): void {
       if (!revoked) return sendNotFound(request, reply);
       return reply.redirect(`/w/${access.membership.workspace.id}/integrations`, 303);
     },
+  );
+
+  app.get<KeyParams>('/w/:workspaceId/integrations/keys/:keyId/rotate', async (request, reply) => {
+    const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
+    if (!access) return reply;
+    const workspace = access.membership.workspace;
+    const key = await rotatableKey(deps, request, reply, workspace, request.params.keyId);
+    if (!key) return reply;
+    return rotatePage(request, reply, workspace, key, { overlap: DEFAULT_OVERLAP, errors: [] });
+  });
+
+  app.post<KeyParams>('/w/:workspaceId/integrations/keys/:keyId/rotate', async (request, reply) => {
+    const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
+    if (!access) return reply;
+    const workspace = access.membership.workspace;
+    const key = await rotatableKey(deps, request, reply, workspace, request.params.keyId);
+    if (!key) return reply;
+    const overlap = OVERLAP_OPTIONS.find((option) => option.value === field(request, 'overlap'));
+    if (!overlap) {
+      const errors = [{ field: 'overlap', message: 'Choose when the old key stops working.' }];
+      return rotatePage(request, reply, workspace, key, { overlap: DEFAULT_OVERLAP, errors }, 400);
+    }
+    const revokeOldAt = new Date(deps.clock.now().getTime() + overlap.ms);
+    const rotated = await rotateApiKey(
+      deps.db,
+      deps.clock,
+      key.id,
+      userSourceOf(request, access.user),
+      revokeOldAt,
+    );
+    if (!rotated.ok) return sendKeyNotRotatable(request, reply, workspace, 'This key is already revoked.');
+    const { old: replaced, ...created } = rotated.value;
+    return integrationsPage(deps, request, reply, workspace, { created, replaced }, 201);
+  });
+}
+
+/** Why a key in this state is not rotated: it no longer works, or it was replaced already. */
+const NOT_ROTATABLE: Partial<Record<KeyState['state'], string>> = {
+  revoked: 'This key is already revoked.',
+  expired: 'This key has expired; create a new one instead.',
+  rotating: 'This key was already replaced by a rotation; revoke it if it should stop working sooner.',
+};
+
+/**
+ * The workspace's key named in the URL, if it can be rotated: a key of another workspace is a
+ * 404; one that no longer works, or was already replaced, answers why (409).
+ */
+async function rotatableKey(
+  deps: RouteDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  workspace: Workspace,
+  keyId: string,
+): Promise<ApiKeyInfo | undefined> {
+  const key = isIdInput(keyId) ? await findApiKey(deps.db, keyId) : undefined;
+  if (!key || key.workspaceId !== workspace.id) {
+    sendNotFound(request, reply);
+    return undefined;
+  }
+  const refusal = NOT_ROTATABLE[stateOf(key, deps.clock.now().getTime()).state];
+  if (refusal) {
+    sendKeyNotRotatable(request, reply, workspace, refusal);
+    return undefined;
+  }
+  return key;
+}
+
+function sendKeyNotRotatable(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  workspace: Workspace,
+  message: string,
+): FastifyReply {
+  return sendPage(
+    request,
+    reply,
+    'error',
+    {
+      title: 'Key not rotated',
+      heading: 'This key cannot be rotated',
+      message,
+      errorCode: 'key_not_rotatable',
+      backHref: `/w/${workspace.id}/integrations`,
+      backLabel: 'Back to Integrations',
+    },
+    409,
+  );
+}
+
+function rotatePage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  workspace: Workspace,
+  key: ApiKeyInfo,
+  form: { overlap: string; errors: { field: string; message: string }[] },
+  status = 200,
+): FastifyReply {
+  return sendPage(
+    request,
+    reply,
+    'key-rotate',
+    {
+      title: `Rotate ${key.name} · ${workspace.name}`,
+      workspace,
+      key,
+      overlapOptions: OVERLAP_OPTIONS,
+      overlap: form.overlap,
+      errors: form.errors,
+    },
+    status,
   );
 }
