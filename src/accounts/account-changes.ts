@@ -4,6 +4,7 @@ import { queueMail, renderEmailChangeConfirmation, renderEmailChanged } from '..
 import type { Clock } from '../shared/clock.ts';
 import { maskEmail } from '../shared/redact.ts';
 import { err, ok, type Result } from '../shared/result.ts';
+import type { RecordAccountChange } from './account-audit.ts';
 import { accountLinkUrl } from './email-links.ts';
 import { cancelUnusedLinks, findUsableLink, issueLink, LINK_VALID_FOR, useLink } from './links.ts';
 import { hashPassword, passwordProblem } from './passwords.ts';
@@ -29,6 +30,7 @@ export type ChangePasswordError = CredentialsError | { code: 'weak_password'; me
 export async function changePassword(
   deps: { db: Db; clock: Clock },
   input: { user: User; currentPassword: string; newPassword: string; ip: string },
+  recordChange: RecordAccountChange,
 ): Promise<Result<void, ChangePasswordError>> {
   const problem = passwordProblem(input.newPassword);
   if (problem) return err({ code: 'weak_password', message: problem });
@@ -43,6 +45,7 @@ export async function changePassword(
     await setPasswordHash(trx, deps.clock, input.user.id, passwordHash);
     await endAllSessions(trx, input.user.id);
     await cancelUnusedLinks(trx, input.user.id, ['password_reset']);
+    await recordChange(trx, { action: 'account.password_changed', account: input.user });
   });
   return ok(undefined);
 }
@@ -62,6 +65,7 @@ export type EmailChangeRequestError =
 export async function requestEmailChange(
   deps: { db: Db; clock: Clock; baseUrl: string },
   input: { user: User; password: string; newEmail: string; ip: string },
+  recordChange: RecordAccountChange,
 ): Promise<Result<{ newEmail: string; expiresAt: Date }, EmailChangeRequestError>> {
   const newEmail = input.newEmail.trim();
   if (!isValidEmail(newEmail)) return err({ code: 'invalid_email' });
@@ -89,9 +93,19 @@ export async function requestEmailChange(
       validFor: LINK_VALID_FOR.email_change,
     });
     await queueMail(trx, deps.clock, newEmail, mail);
+    await recordChange(trx, {
+      action: 'account.email_change_requested',
+      account: input.user,
+      target: emailChangeTarget(input.user, newEmail),
+    });
     return link.expiresAt;
   });
   return ok({ newEmail, expiresAt });
+}
+
+/** The account, labelled with the move from its address to the new one. */
+function emailChangeTarget(account: { id: string; email: string }, newEmail: string) {
+  return { type: 'user', id: account.id, label: `${account.email} → ${newEmail}` };
 }
 
 /** The address an unused, unexpired confirmation link would move its account to. */
@@ -116,6 +130,7 @@ class AddressTaken extends Error {}
 export async function confirmEmailChange(
   deps: { db: Db; clock: Clock },
   token: string,
+  recordChange: RecordAccountChange,
 ): Promise<Result<User, EmailChangeError>> {
   let userId: string | undefined;
   try {
@@ -124,7 +139,7 @@ export async function confirmEmailChange(
       if (!link?.newEmail) return undefined;
       const account = await trx
         .selectFrom('users')
-        .select('email')
+        .select(['id', 'email'])
         .where('id', '=', link.userId)
         .executeTakeFirst();
       if (!account) return undefined;
@@ -149,6 +164,11 @@ export async function confirmEmailChange(
         account.email,
         renderEmailChanged({ newEmailMasked: maskEmail(link.newEmail) }),
       );
+      await recordChange(trx, {
+        action: 'account.email_changed',
+        account,
+        target: emailChangeTarget(account, link.newEmail),
+      });
       return link.userId;
     });
   } catch (error) {

@@ -4,6 +4,7 @@ import { enqueueJob, type JobDefinition } from '../jobs/index.ts';
 import { queueMail, renderPasswordReset, renderSignInLink } from '../mail/index.ts';
 import type { Clock } from '../shared/clock.ts';
 import { err, ok, type Result } from '../shared/result.ts';
+import type { RecordAccountChange } from './account-audit.ts';
 import { cancelUnusedLinks, findUsableLink, issueLink, LINK_VALID_FOR, useLink } from './links.ts';
 import { hashPassword, passwordProblem } from './passwords.ts';
 import { endAllSessions } from './sessions.ts';
@@ -96,12 +97,13 @@ export type PasswordResetError = { code: 'link_invalid' } | { code: 'weak_passwo
 
 /**
  * Sets a new password with a reset link. The link's single use, the new hash, the end of every
- * session of the account and of its other unused links commit together; the caller then signs
- * the browser in with a new session.
+ * session of the account and of its other unused links, and the audit event commit together;
+ * the caller then signs the browser in with a new session.
  */
 export async function resetPasswordWithLink(
   deps: { db: Db; clock: Clock },
   input: { token: string; password: string },
+  recordChange: RecordAccountChange,
 ): Promise<Result<User, PasswordResetError>> {
   if (!(await isUsableLink(deps, 'password_reset', input.token))) return err({ code: 'link_invalid' });
   const problem = passwordProblem(input.password);
@@ -109,11 +111,13 @@ export async function resetPasswordWithLink(
   const passwordHash = await hashPassword(input.password);
   const userId = await inTransaction(deps.db, async (trx) => {
     const link = await useLink(trx, deps.clock, 'password_reset', input.token);
-    if (!link) return undefined;
-    await setPasswordHash(trx, deps.clock, link.userId, passwordHash);
-    await endAllSessions(trx, link.userId);
-    await cancelUnusedLinks(trx, link.userId, ['sign_in', 'password_reset']);
-    return link.userId;
+    const account = link ? await findUserById(trx, link.userId) : undefined;
+    if (!account) return undefined;
+    await setPasswordHash(trx, deps.clock, account.id, passwordHash);
+    await endAllSessions(trx, account.id);
+    await cancelUnusedLinks(trx, account.id, ['sign_in', 'password_reset']);
+    await recordChange(trx, { action: 'account.password_reset', account });
+    return account.id;
   });
   const user = userId ? await findUserById(deps.db, userId) : undefined;
   if (!user) return err({ code: 'link_invalid' });

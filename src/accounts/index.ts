@@ -1,3 +1,4 @@
+export type { AccountChange, RecordAccountChange } from './account-audit.ts';
 export {
   type ChangePasswordError,
   changePassword,

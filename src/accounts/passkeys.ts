@@ -9,11 +9,12 @@ import {
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
 import type { Db } from '../db/schema.ts';
-import { isUniqueViolation } from '../db/transaction.ts';
+import { inTransaction, isUniqueViolation } from '../db/transaction.ts';
 import type { Clock } from '../shared/clock.ts';
 import { MINUTE_MS } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
+import type { RecordAccountChange } from './account-audit.ts';
 import { consumeChallenge, storeChallenge } from './passkey-challenges.ts';
 import type { PasskeysTable } from './passkeys.table.ts';
 import { clearAccountGuesses, countAccountGuess, countClientGuess } from './throttle.ts';
@@ -88,14 +89,33 @@ export async function listPasskeys(db: Db, userId: string): Promise<Passkey[]> {
   return rows.map(toPasskey);
 }
 
+const passkeyTarget = (passkey: { id: string; name: string }) => ({
+  type: 'passkey',
+  id: passkey.id,
+  label: passkey.name,
+});
+
 /** Removes one of the account's passkeys; false when the account has none with that id. */
-export async function removePasskey(db: Db, input: { userId: string; passkeyId: string }): Promise<boolean> {
-  const removed = await db
-    .deleteFrom('passkeys')
-    .where('id', '=', input.passkeyId)
-    .where('user_id', '=', input.userId)
-    .executeTakeFirst();
-  return Number(removed.numDeletedRows) > 0;
+export async function removePasskey(
+  db: Db,
+  input: { user: User; passkeyId: string },
+  recordChange: RecordAccountChange,
+): Promise<boolean> {
+  return inTransaction(db, async (trx) => {
+    const removed = await trx
+      .deleteFrom('passkeys')
+      .where('id', '=', input.passkeyId)
+      .where('user_id', '=', input.user.id)
+      .returning(['id', 'name'])
+      .executeTakeFirst();
+    if (!removed) return false;
+    await recordChange(trx, {
+      action: 'passkey.removed',
+      account: input.user,
+      target: passkeyTarget(removed),
+    });
+    return true;
+  });
 }
 
 /**
@@ -152,7 +172,11 @@ export async function startPasskeySignIn(
 export type PasskeyError =
   | { code: 'invalid_response' }
   | { code: 'challenge_invalid' }
-  | { code: 'not_verified' }
+  | {
+      code: 'not_verified';
+      /** The account the passkey belongs to, when it is known: for the audit log only, never for the visitor. */
+      account?: { id: string; email: string };
+    }
   | { code: 'already_registered' }
   | { code: 'unknown_passkey' }
   | { code: 'throttled'; retryAfterMs: number };
@@ -197,6 +221,7 @@ function parseCredentialResponse(text: string): ParsedResponse | undefined {
 export async function finishPasskeyRegistration(
   deps: PasskeyDeps,
   input: { user: User; binding: string; response: string; name: string },
+  recordChange: RecordAccountChange,
 ): Promise<Result<Passkey, PasskeyError>> {
   const parsed = parseCredentialResponse(input.response);
   if (!parsed) return err({ code: 'invalid_response' });
@@ -236,7 +261,10 @@ export async function finishPasskeyRegistration(
     last_used_at: null,
   };
   try {
-    await deps.db.insertInto('passkeys').values(row).execute();
+    await inTransaction(deps.db, async (trx) => {
+      await trx.insertInto('passkeys').values(row).execute();
+      await recordChange(trx, { action: 'passkey.added', account: input.user, target: passkeyTarget(row) });
+    });
   } catch (error) {
     if (isUniqueViolation(error)) return err({ code: 'already_registered' });
     throw error;
@@ -279,7 +307,7 @@ export async function signInWithPasskey(
   // Browsers name the account the passkey belongs to; it must be the one the passkey was made for.
   const userHandle = parsed.credential.response.userHandle ?? undefined;
   if (userHandle !== undefined && userHandle !== Buffer.from(userHandleOf(user.id)).toString('base64url')) {
-    return err({ code: 'not_verified' });
+    return err({ code: 'not_verified', account: user });
   }
 
   const storedCounter = Number(row.counter);
@@ -298,10 +326,10 @@ export async function signInWithPasskey(
       },
       requireUserVerification: false,
     });
-    if (!verification.verified) return err({ code: 'not_verified' });
+    if (!verification.verified) return err({ code: 'not_verified', account: user });
     newCounter = verification.authenticationInfo.newCounter;
   } catch {
-    return err({ code: 'not_verified' });
+    return err({ code: 'not_verified', account: user });
   }
 
   const updated = await deps.db
@@ -310,7 +338,7 @@ export async function signInWithPasskey(
     .where('id', '=', row.id)
     .where('counter', '=', storedCounter)
     .executeTakeFirst();
-  if (Number(updated.numUpdatedRows) === 0) return err({ code: 'not_verified' });
+  if (Number(updated.numUpdatedRows) === 0) return err({ code: 'not_verified', account: user });
   await clearAccountGuesses(deps.db, user.email);
   return ok(user);
 }

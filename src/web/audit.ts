@@ -1,7 +1,6 @@
 import type { FastifyRequest } from 'fastify';
-import type { User } from '../accounts/index.ts';
+import type { AccountChange, RecordAccountChange, User } from '../accounts/index.ts';
 import {
-  type AuditAction,
   type AuditActor,
   type AuditSource,
   recordAuditEvent,
@@ -19,15 +18,15 @@ export function auditSourceOf(request: FastifyRequest, actor: AuditActor): Audit
 }
 
 /**
- * Records an event about an account (signed in, signed out, a failed sign-in) in every workspace
- * it belongs to, where the owners and admins see it; an account without a workspace gets one
- * account-level event.
+ * Records an event about an account (signed in or out, a failed sign-in, a new password or
+ * address, a passkey) in every workspace it belongs to, where the owners and admins see it; an
+ * account without a workspace gets one account-level event.
  */
 export async function recordAccountEvent(
   trx: Tx,
   deps: WebDeps,
   request: FastifyRequest,
-  event: { action: AuditAction; account: { id: string; email: string }; actor: AuditActor },
+  event: AccountChange & { actor: AuditActor },
 ): Promise<void> {
   const memberships = await listMemberships(trx, event.account.id);
   const workspaceIds = memberships.length > 0 ? memberships.map((m) => m.workspace.id) : [null];
@@ -36,11 +35,20 @@ export async function recordAccountEvent(
     await recordAuditEvent(trx, {
       workspaceId,
       action: event.action,
-      target: { type: 'user', id: event.account.id, label: event.account.email },
+      target: event.target ?? { type: 'user', id: event.account.id, label: event.account.email },
       ...auditSourceOf(request, event.actor),
       at,
     });
   }
+}
+
+/**
+ * What the accounts module records its changes with, inside their transactions: the account
+ * itself acting (signed in, or holding a link emailed to it), from this request.
+ */
+export function accountChangeRecorder(deps: WebDeps, request: FastifyRequest): RecordAccountChange {
+  return (trx, change) =>
+    recordAccountEvent(trx, deps, request, { ...change, actor: userActor(change.account) });
 }
 
 /**

@@ -1,3 +1,4 @@
+import { type AuditAction, type AuditSource, recordAuditEvent } from '../audit/index.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { isEmailAddress } from '../shared/email.ts';
@@ -215,6 +216,22 @@ function withActor<T>(
   });
 }
 
+/** Records a change to the workspace's members in its transaction: who did it, to whom, from where. */
+async function recordMemberEvent(
+  trx: Tx,
+  ctx: Pick<WorkspaceContext, 'clock'>,
+  workspaceId: string,
+  event: { action: AuditAction; target: { type: 'invitation' | 'member'; id: string; label: string } },
+  source: AuditSource,
+): Promise<void> {
+  await recordAuditEvent(trx, { workspaceId, ...event, ...source, at: ctx.clock.now() });
+}
+
+const invitationLabel = (invitation: { email: string; role: MemberRole }) =>
+  `${invitation.email} (${invitation.role})`;
+const roleChangeLabel = (change: { email: string; from: MemberRole; to: MemberRole }) =>
+  `${change.email}: ${change.from} → ${change.to}`;
+
 /**
  * Withdraws every invitation of the address to the workspace that is still open (or, with
  * `includingAccepted`, every one: a removed member's old link can then not ask for a new one).
@@ -252,6 +269,7 @@ export function inviteMember(
   db: Db,
   ctx: WorkspaceContext,
   input: MemberInvitationInput,
+  source: AuditSource,
 ): Change<{ email: string }> {
   const email = input.email.trim();
   return withActor(db, input.workspaceId, input.actorUserId, async (trx, actor) => {
@@ -271,7 +289,22 @@ export function inviteMember(
       role: input.role,
       invitedByUserId: actor.user_id,
     });
-    return sent.ok ? ok({ email }) : sent;
+    if (!sent.ok) return sent;
+    await recordMemberEvent(
+      trx,
+      ctx,
+      workspace.id,
+      {
+        action: 'member.invited',
+        target: {
+          type: 'invitation',
+          id: sent.value.invitationId,
+          label: invitationLabel({ email, role: input.role }),
+        },
+      },
+      source,
+    );
+    return ok({ email });
   });
 }
 
@@ -293,6 +326,7 @@ export function resendMemberInvitation(
   db: Db,
   ctx: WorkspaceContext,
   input: { workspaceId: string; actorUserId: string; invitationId: string },
+  source: AuditSource,
 ): Change<{ email: string }> {
   return withActor(db, input.workspaceId, input.actorUserId, async (trx, actor) => {
     if (!canManageWorkspace(actor.role)) return err({ code: 'forbidden' as const });
@@ -306,7 +340,18 @@ export function resendMemberInvitation(
       role: invitation.role,
       invitedByUserId: invitation.invited_by_user_id,
     });
-    return sent.ok ? ok({ email: invitation.email }) : sent;
+    if (!sent.ok) return sent;
+    await recordMemberEvent(
+      trx,
+      ctx,
+      workspace.id,
+      {
+        action: 'member.invitation_resent',
+        target: { type: 'invitation', id: sent.value.invitationId, label: invitationLabel(invitation) },
+      },
+      source,
+    );
+    return ok({ email: invitation.email });
   });
 }
 
@@ -315,6 +360,7 @@ export function revokeMemberInvitation(
   db: Db,
   ctx: WorkspaceContext,
   input: { workspaceId: string; actorUserId: string; invitationId: string },
+  source: AuditSource,
 ): Change<{ email: string }> {
   return withActor(db, input.workspaceId, input.actorUserId, async (trx, actor) => {
     if (!canManageWorkspace(actor.role)) return err({ code: 'forbidden' as const });
@@ -324,6 +370,16 @@ export function revokeMemberInvitation(
     await withdrawInvitations(trx, input.workspaceId, invitation.email, ctx.clock.now().getTime(), {
       includingAccepted: false,
     });
+    await recordMemberEvent(
+      trx,
+      ctx,
+      input.workspaceId,
+      {
+        action: 'member.invitation_revoked',
+        target: { type: 'invitation', id: invitation.id, label: invitationLabel(invitation) },
+      },
+      source,
+    );
     return ok({ email: invitation.email });
   });
 }
@@ -341,7 +397,9 @@ export interface RoleChange {
  */
 export function changeMemberRole(
   db: Db,
+  ctx: Pick<WorkspaceContext, 'clock'>,
   input: { workspaceId: string; actorUserId: string; memberId: string; role: MemberRole },
+  source: AuditSource,
 ): Change<RoleChange> {
   return withActor(db, input.workspaceId, input.actorUserId, async (trx, actor) => {
     if (!canManageWorkspace(actor.role)) return err({ code: 'forbidden' as const });
@@ -362,7 +420,18 @@ export function changeMemberRole(
       .set({ role: input.role })
       .where('id', '=', target.id)
       .execute();
-    return ok({ memberId: target.id, email: target.email, from: target.role, to: input.role });
+    const change = { memberId: target.id, email: target.email, from: target.role, to: input.role };
+    await recordMemberEvent(
+      trx,
+      ctx,
+      input.workspaceId,
+      {
+        action: 'member.role_changed',
+        target: { type: 'member', id: target.id, label: roleChangeLabel(change) },
+      },
+      source,
+    );
+    return ok(change);
   });
 }
 
@@ -372,9 +441,24 @@ export interface RemovedMember {
   role: MemberRole;
 }
 
-async function deleteMember(trx: Tx, workspaceId: string, member: MemberRow, now: number) {
+async function deleteMember(
+  trx: Tx,
+  ctx: Pick<WorkspaceContext, 'clock'>,
+  workspaceId: string,
+  member: MemberRow,
+  audit: { action: 'member.removed' | 'member.left'; source: AuditSource },
+): Promise<RemovedMember> {
   await trx.deleteFrom('workspace_members').where('id', '=', member.id).execute();
-  await withdrawInvitations(trx, workspaceId, member.email, now, { includingAccepted: true });
+  await withdrawInvitations(trx, workspaceId, member.email, ctx.clock.now().getTime(), {
+    includingAccepted: true,
+  });
+  await recordMemberEvent(
+    trx,
+    ctx,
+    workspaceId,
+    { action: audit.action, target: { type: 'member', id: member.id, label: invitationLabel(member) } },
+    audit.source,
+  );
   return { memberId: member.id, email: member.email, role: member.role };
 }
 
@@ -387,6 +471,7 @@ export function removeMember(
   db: Db,
   ctx: WorkspaceContext,
   input: { workspaceId: string; actorUserId: string; memberId: string },
+  source: AuditSource,
 ): Change<RemovedMember> {
   return withActor(db, input.workspaceId, input.actorUserId, async (trx, actor) => {
     if (!canManageWorkspace(actor.role)) return err({ code: 'forbidden' as const });
@@ -396,7 +481,7 @@ export function removeMember(
     if (target.role === 'owner' && (await ownerCount(trx, input.workspaceId)) <= 1) {
       return err({ code: 'last_owner' as const });
     }
-    return ok(await deleteMember(trx, input.workspaceId, target, ctx.clock.now().getTime()));
+    return ok(await deleteMember(trx, ctx, input.workspaceId, target, { action: 'member.removed', source }));
   });
 }
 
@@ -405,12 +490,13 @@ export function leaveWorkspace(
   db: Db,
   ctx: WorkspaceContext,
   input: { workspaceId: string; userId: string },
+  source: AuditSource,
 ): Change<RemovedMember> {
   return withActor(db, input.workspaceId, input.userId, async (trx, actor) => {
     if (actor.role === 'owner' && (await ownerCount(trx, input.workspaceId)) <= 1) {
       return err({ code: 'last_owner' as const });
     }
-    return ok(await deleteMember(trx, input.workspaceId, actor, ctx.clock.now().getTime()));
+    return ok(await deleteMember(trx, ctx, input.workspaceId, actor, { action: 'member.left', source }));
   });
 }
 
@@ -426,7 +512,9 @@ export interface OwnershipTransfer {
  */
 export function transferOwnership(
   db: Db,
+  ctx: Pick<WorkspaceContext, 'clock'>,
   input: { workspaceId: string; actorUserId: string; memberId: string; stepDown: boolean },
+  source: AuditSource,
 ): Change<OwnershipTransfer> {
   return withActor<OwnershipTransfer>(db, input.workspaceId, input.actorUserId, async (trx, actor) => {
     if (actor.role !== 'owner') return err({ code: 'forbidden' as const });
@@ -435,11 +523,19 @@ export function transferOwnership(
     if (target.role === 'owner') return err({ code: 'already_owner' as const });
     await trx.updateTable('workspace_members').set({ role: 'owner' }).where('id', '=', target.id).execute();
     const newOwner = { memberId: target.id, email: target.email, from: target.role, to: 'owner' as const };
-    if (!input.stepDown) return ok({ newOwner, previousOwner: null });
-    await trx.updateTable('workspace_members').set({ role: 'admin' }).where('id', '=', actor.id).execute();
-    return ok({
-      newOwner,
-      previousOwner: { memberId: actor.id, email: actor.email, from: 'owner' as const, to: 'admin' as const },
-    });
+    let previousOwner: RoleChange | null = null;
+    if (input.stepDown) {
+      await trx.updateTable('workspace_members').set({ role: 'admin' }).where('id', '=', actor.id).execute();
+      previousOwner = { memberId: actor.id, email: actor.email, from: 'owner', to: 'admin' };
+    }
+    const label = [newOwner, ...(previousOwner ? [previousOwner] : [])].map(roleChangeLabel).join('; ');
+    await recordMemberEvent(
+      trx,
+      ctx,
+      input.workspaceId,
+      { action: 'member.ownership_transferred', target: { type: 'member', id: target.id, label } },
+      source,
+    );
+    return ok({ newOwner, previousOwner });
   });
 }

@@ -25,6 +25,7 @@ import {
 import { testDialect } from '../helpers/database.ts';
 import { startTestRuntime, type TestRuntime } from '../helpers/runtime.ts';
 
+const SOURCE = { actor: { label: 'Tester' } };
 const INVITATION_TOKEN = /\/invitations\/(inv_[A-Za-z0-9_-]{43})/;
 
 /** The link of the newest invitation email to the address, read from the outbox before it is sent. */
@@ -89,12 +90,17 @@ async function addMember(
   email: string,
   role: MemberRole,
 ) {
-  const invited = await inviteMember(runtime.database.db, ctxOf(runtime), {
-    workspaceId,
-    actorUserId,
-    email,
-    role,
-  });
+  const invited = await inviteMember(
+    runtime.database.db,
+    ctxOf(runtime),
+    {
+      workspaceId,
+      actorUserId,
+      email,
+      role,
+    },
+    SOURCE,
+  );
   assert.equal(invited.ok, true, JSON.stringify(invited));
   const userId = await accept(runtime, email);
   return { userId, memberId: await memberIdOf(runtime.database.db, workspaceId, userId) };
@@ -128,12 +134,17 @@ describe(`workspace members on ${testDialect}`, () => {
   it('lets an owner invite an admin by email through the owner invitation flow: one use, 7 days, hashed', async (t) => {
     const runtime = await startTestRuntime(t);
     const { workspaceId, ownerId } = await workspaceWithOwner(runtime);
-    const invited = await inviteMember(runtime.database.db, ctxOf(runtime), {
-      workspaceId,
-      actorUserId: ownerId,
-      email: '  Grace@Example.com ',
-      role: 'admin',
-    });
+    const invited = await inviteMember(
+      runtime.database.db,
+      ctxOf(runtime),
+      {
+        workspaceId,
+        actorUserId: ownerId,
+        email: '  Grace@Example.com ',
+        role: 'admin',
+      },
+      SOURCE,
+    );
     assert.deepEqual(invited, { ok: true, value: { email: 'Grace@Example.com' } });
 
     const mail = await runtime.database.db
@@ -183,7 +194,7 @@ describe(`workspace members on ${testDialect}`, () => {
     const admin = await addMember(runtime, workspaceId, ownerId, 'admin@example.com', 'admin');
     const member = await addMember(runtime, workspaceId, admin.userId, 'member@example.com', 'member');
     const invite = (actorUserId: string, email: string, role: MemberRole) =>
-      inviteMember(db, ctxOf(runtime), { workspaceId, actorUserId, email, role });
+      inviteMember(db, ctxOf(runtime), { workspaceId, actorUserId, email, role }, SOURCE);
 
     assert.equal((await invite(admin.userId, 'second-admin@example.com', 'admin')).ok, true);
     assert.deepEqual(await invite(admin.userId, 'boss@example.com', 'owner'), {
@@ -206,12 +217,17 @@ describe(`workspace members on ${testDialect}`, () => {
     const runtime = await startTestRuntime(t);
     const { workspaceId, ownerId } = await workspaceWithOwner(runtime);
     const invite = (email: string) =>
-      inviteMember(runtime.database.db, ctxOf(runtime), {
-        workspaceId,
-        actorUserId: ownerId,
-        email,
-        role: 'member',
-      });
+      inviteMember(
+        runtime.database.db,
+        ctxOf(runtime),
+        {
+          workspaceId,
+          actorUserId: ownerId,
+          email,
+          role: 'member',
+        },
+        SOURCE,
+      );
     assert.deepEqual(await invite('not an address'), { ok: false, error: { code: 'invalid_email' } });
     assert.deepEqual(await invite('<script>@example.com'), { ok: false, error: { code: 'invalid_email' } });
     assert.deepEqual(await invite('OWNER@example.com'), { ok: false, error: { code: 'already_member' } });
@@ -221,21 +237,31 @@ describe(`workspace members on ${testDialect}`, () => {
     const runtime = await startTestRuntime(t);
     const db = runtime.database.db;
     const { workspaceId, ownerId } = await workspaceWithOwner(runtime);
-    await inviteMember(db, ctxOf(runtime), {
-      workspaceId,
-      actorUserId: ownerId,
-      email: 'ann@example.com',
-      role: 'member',
-    });
+    await inviteMember(
+      db,
+      ctxOf(runtime),
+      {
+        workspaceId,
+        actorUserId: ownerId,
+        email: 'ann@example.com',
+        role: 'member',
+      },
+      SOURCE,
+    );
     const first = await tokenSentTo(runtime, 'ann@example.com');
     const [invitation] = await listOpenInvitations(db, runtime.clock.now(), workspaceId);
     assert.ok(invitation);
 
-    const resent = await resendMemberInvitation(db, ctxOf(runtime), {
-      workspaceId,
-      actorUserId: ownerId,
-      invitationId: invitation.id,
-    });
+    const resent = await resendMemberInvitation(
+      db,
+      ctxOf(runtime),
+      {
+        workspaceId,
+        actorUserId: ownerId,
+        invitationId: invitation.id,
+      },
+      SOURCE,
+    );
     assert.equal(resent.ok, true);
     const second = await tokenSentTo(runtime, 'ann@example.com');
     assert.notEqual(second, first);
@@ -243,11 +269,16 @@ describe(`workspace members on ${testDialect}`, () => {
     const [current] = await listOpenInvitations(db, runtime.clock.now(), workspaceId);
     assert.ok(current && current.id !== invitation.id);
 
-    const revoked = await revokeMemberInvitation(db, ctxOf(runtime), {
-      workspaceId,
-      actorUserId: ownerId,
-      invitationId: current.id,
-    });
+    const revoked = await revokeMemberInvitation(
+      db,
+      ctxOf(runtime),
+      {
+        workspaceId,
+        actorUserId: ownerId,
+        invitationId: current.id,
+      },
+      SOURCE,
+    );
     assert.deepEqual(revoked, { ok: true, value: { email: 'ann@example.com' } });
     assert.deepEqual(await listOpenInvitations(db, runtime.clock.now(), workspaceId), []);
     for (const token of [first, second]) {
@@ -265,11 +296,16 @@ describe(`workspace members on ${testDialect}`, () => {
     assert.equal(await roleOf(runtime, workspaceId, userId), undefined);
 
     assert.deepEqual(
-      await revokeMemberInvitation(db, ctxOf(runtime), {
-        workspaceId,
-        actorUserId: ownerId,
-        invitationId: current.id,
-      }),
+      await revokeMemberInvitation(
+        db,
+        ctxOf(runtime),
+        {
+          workspaceId,
+          actorUserId: ownerId,
+          invitationId: current.id,
+        },
+        SOURCE,
+      ),
       { ok: false, error: { code: 'not_found' } },
     );
   });
@@ -279,31 +315,41 @@ describe(`workspace members on ${testDialect}`, () => {
     const db = runtime.database.db;
     const { workspaceId, ownerId } = await workspaceWithOwner(runtime);
     const admin = await addMember(runtime, workspaceId, ownerId, 'admin@example.com', 'admin');
-    await inviteMember(db, ctxOf(runtime), {
-      workspaceId,
-      actorUserId: ownerId,
-      email: 'co@example.com',
-      role: 'owner',
-    });
+    await inviteMember(
+      db,
+      ctxOf(runtime),
+      {
+        workspaceId,
+        actorUserId: ownerId,
+        email: 'co@example.com',
+        role: 'owner',
+      },
+      SOURCE,
+    );
     const [ownerInvitation] = await listOpenInvitations(db, runtime.clock.now(), workspaceId);
     assert.ok(ownerInvitation);
     const asAdmin = { workspaceId, actorUserId: admin.userId, invitationId: ownerInvitation.id };
-    assert.deepEqual(await resendMemberInvitation(db, ctxOf(runtime), asAdmin), {
+    assert.deepEqual(await resendMemberInvitation(db, ctxOf(runtime), asAdmin, SOURCE), {
       ok: false,
       error: { code: 'forbidden' },
     });
-    assert.deepEqual(await revokeMemberInvitation(db, ctxOf(runtime), asAdmin), {
+    assert.deepEqual(await revokeMemberInvitation(db, ctxOf(runtime), asAdmin, SOURCE), {
       ok: false,
       error: { code: 'forbidden' },
     });
 
     const invite = () =>
-      inviteMember(db, ctxOf(runtime), {
-        workspaceId,
-        actorUserId: ownerId,
-        email: 'busy@example.com',
-        role: 'member',
-      });
+      inviteMember(
+        db,
+        ctxOf(runtime),
+        {
+          workspaceId,
+          actorUserId: ownerId,
+          email: 'busy@example.com',
+          role: 'member',
+        },
+        SOURCE,
+      );
     assert.equal((await invite()).ok, true);
     assert.equal((await invite()).ok, true);
     assert.equal((await invite()).ok, true);
@@ -320,7 +366,7 @@ describe(`workspace members on ${testDialect}`, () => {
     const other = await addMember(runtime, workspaceId, ownerId, 'other@example.com', 'admin');
     const member = await addMember(runtime, workspaceId, ownerId, 'member@example.com', 'member');
     const change = (actorUserId: string, memberId: string, role: MemberRole) =>
-      changeMemberRole(db, { workspaceId, actorUserId, memberId, role });
+      changeMemberRole(db, ctxOf(runtime), { workspaceId, actorUserId, memberId, role }, SOURCE);
 
     assert.deepEqual(await change(ownerId, admin.memberId, 'member'), {
       ok: true,
@@ -361,35 +407,53 @@ describe(`workspace members on ${testDialect}`, () => {
     const ownerMemberId = await memberIdOf(db, workspaceId, ownerId);
     const lastOwner = { ok: false, error: { code: 'last_owner' } };
     assert.deepEqual(
-      await changeMemberRole(db, {
-        workspaceId,
-        actorUserId: ownerId,
-        memberId: ownerMemberId,
-        role: 'admin',
-      }),
+      await changeMemberRole(
+        db,
+        ctxOf(runtime),
+        {
+          workspaceId,
+          actorUserId: ownerId,
+          memberId: ownerMemberId,
+          role: 'admin',
+        },
+        SOURCE,
+      ),
       lastOwner,
     );
     assert.deepEqual(
-      await removeMember(db, ctxOf(runtime), { workspaceId, actorUserId: ownerId, memberId: ownerMemberId }),
+      await removeMember(
+        db,
+        ctxOf(runtime),
+        { workspaceId, actorUserId: ownerId, memberId: ownerMemberId },
+        SOURCE,
+      ),
       lastOwner,
     );
-    assert.deepEqual(await leaveWorkspace(db, ctxOf(runtime), { workspaceId, userId: ownerId }), lastOwner);
+    assert.deepEqual(
+      await leaveWorkspace(db, ctxOf(runtime), { workspaceId, userId: ownerId }, SOURCE),
+      lastOwner,
+    );
     assert.equal(await roleOf(runtime, workspaceId, ownerId), 'owner');
 
     const second = await addMember(runtime, workspaceId, ownerId, 'second@example.com', 'owner');
     assert.equal(
       (
-        await changeMemberRole(db, {
-          workspaceId,
-          actorUserId: ownerId,
-          memberId: ownerMemberId,
-          role: 'admin',
-        })
+        await changeMemberRole(
+          db,
+          ctxOf(runtime),
+          {
+            workspaceId,
+            actorUserId: ownerId,
+            memberId: ownerMemberId,
+            role: 'admin',
+          },
+          SOURCE,
+        )
       ).ok,
       true,
     );
     assert.deepEqual(
-      await leaveWorkspace(db, ctxOf(runtime), { workspaceId, userId: second.userId }),
+      await leaveWorkspace(db, ctxOf(runtime), { workspaceId, userId: second.userId }, SOURCE),
       lastOwner,
     );
     assert.equal(await ownerCount(db, workspaceId), 1);
@@ -405,25 +469,40 @@ describe(`workspace members on ${testDialect}`, () => {
     const ownerMemberId = await memberIdOf(db, workspaceId, ownerId);
 
     assert.deepEqual(
-      await removeMember(db, ctxOf(runtime), {
-        workspaceId,
-        actorUserId: admin.userId,
-        memberId: ownerMemberId,
-      }),
+      await removeMember(
+        db,
+        ctxOf(runtime),
+        {
+          workspaceId,
+          actorUserId: admin.userId,
+          memberId: ownerMemberId,
+        },
+        SOURCE,
+      ),
       { ok: false, error: { code: 'forbidden' } },
       'admins cannot remove owners',
     );
     assert.deepEqual(
-      await removeMember(db, ctxOf(runtime), {
-        workspaceId,
-        actorUserId: member.userId,
-        memberId: admin.memberId,
-      }),
+      await removeMember(
+        db,
+        ctxOf(runtime),
+        {
+          workspaceId,
+          actorUserId: member.userId,
+          memberId: admin.memberId,
+        },
+        SOURCE,
+      ),
       { ok: false, error: { code: 'forbidden' } },
       'members remove nobody',
     );
     assert.deepEqual(
-      await removeMember(db, ctxOf(runtime), { workspaceId, actorUserId: ownerId, memberId: admin.memberId }),
+      await removeMember(
+        db,
+        ctxOf(runtime),
+        { workspaceId, actorUserId: ownerId, memberId: admin.memberId },
+        SOURCE,
+      ),
       { ok: true, value: { memberId: admin.memberId, email: 'admin@example.com', role: 'admin' } },
     );
     assert.equal(await findMembership(db, workspaceId, admin.userId), undefined);
@@ -433,16 +512,21 @@ describe(`workspace members on ${testDialect}`, () => {
       error: { code: 'withdrawn' },
     });
     assert.deepEqual(
-      await removeMember(db, ctxOf(runtime), {
-        workspaceId,
-        actorUserId: admin.userId,
-        memberId: member.memberId,
-      }),
+      await removeMember(
+        db,
+        ctxOf(runtime),
+        {
+          workspaceId,
+          actorUserId: admin.userId,
+          memberId: member.memberId,
+        },
+        SOURCE,
+      ),
       { ok: false, error: { code: 'not_member' } },
       'a removed admin manages nothing',
     );
 
-    const left = await leaveWorkspace(db, ctxOf(runtime), { workspaceId, userId: member.userId });
+    const left = await leaveWorkspace(db, ctxOf(runtime), { workspaceId, userId: member.userId }, SOURCE);
     assert.equal(left.ok, true);
     assert.equal(await findMembership(db, workspaceId, member.userId), undefined);
     assert.deepEqual(
@@ -450,12 +534,17 @@ describe(`workspace members on ${testDialect}`, () => {
       ['owner@example.com'],
     );
 
-    const back = await inviteMember(db, ctxOf(runtime), {
-      workspaceId,
-      actorUserId: ownerId,
-      email: 'admin@example.com',
-      role: 'member',
-    });
+    const back = await inviteMember(
+      db,
+      ctxOf(runtime),
+      {
+        workspaceId,
+        actorUserId: ownerId,
+        email: 'admin@example.com',
+        role: 'member',
+      },
+      SOURCE,
+    );
     assert.equal(back.ok, true, 'an owner can invite a removed member again');
     await accept(runtime, 'admin@example.com');
     assert.equal(await roleOf(runtime, workspaceId, admin.userId), 'member');
@@ -469,53 +558,78 @@ describe(`workspace members on ${testDialect}`, () => {
     const member = await addMember(runtime, workspaceId, ownerId, 'member@example.com', 'member');
 
     assert.deepEqual(
-      await transferOwnership(db, {
-        workspaceId,
-        actorUserId: admin.userId,
-        memberId: member.memberId,
-        stepDown: false,
-      }),
+      await transferOwnership(
+        db,
+        ctxOf(runtime),
+        {
+          workspaceId,
+          actorUserId: admin.userId,
+          memberId: member.memberId,
+          stepDown: false,
+        },
+        SOURCE,
+      ),
       { ok: false, error: { code: 'forbidden' } },
       'only owners transfer ownership',
     );
-    const transferred = await transferOwnership(db, {
-      workspaceId,
-      actorUserId: ownerId,
-      memberId: member.memberId,
-      stepDown: true,
-    });
+    const transferred = await transferOwnership(
+      db,
+      ctxOf(runtime),
+      {
+        workspaceId,
+        actorUserId: ownerId,
+        memberId: member.memberId,
+        stepDown: true,
+      },
+      SOURCE,
+    );
     assert.equal(transferred.ok, true);
     assert.equal(await roleOf(runtime, workspaceId, member.userId), 'owner');
     assert.equal(await roleOf(runtime, workspaceId, ownerId), 'admin');
     assert.equal(await ownerCount(db, workspaceId), 1);
 
     assert.deepEqual(
-      await transferOwnership(db, {
-        workspaceId,
-        actorUserId: ownerId,
-        memberId: admin.memberId,
-        stepDown: true,
-      }),
+      await transferOwnership(
+        db,
+        ctxOf(runtime),
+        {
+          workspaceId,
+          actorUserId: ownerId,
+          memberId: admin.memberId,
+          stepDown: true,
+        },
+        SOURCE,
+      ),
       { ok: false, error: { code: 'forbidden' } },
       'the former owner no longer can',
     );
     assert.deepEqual(
-      await transferOwnership(db, {
-        workspaceId,
-        actorUserId: member.userId,
-        memberId: await memberIdOf(db, workspaceId, member.userId),
-        stepDown: false,
-      }),
+      await transferOwnership(
+        db,
+        ctxOf(runtime),
+        {
+          workspaceId,
+          actorUserId: member.userId,
+          memberId: await memberIdOf(db, workspaceId, member.userId),
+          stepDown: false,
+        },
+        SOURCE,
+      ),
       { ok: false, error: { code: 'already_owner' } },
     );
     assert.equal(
       (
-        await transferOwnership(db, {
-          workspaceId,
-          actorUserId: member.userId,
-          memberId: admin.memberId,
-          stepDown: false,
-        })
+        await transferOwnership(
+          db,
+          ctxOf(runtime),
+          {
+            workspaceId,
+            actorUserId: member.userId,
+            memberId: admin.memberId,
+            stepDown: false,
+          },
+          SOURCE,
+        )
       ).ok,
       true,
     );
@@ -538,21 +652,37 @@ describe(`workspace members on ${testDialect}`, () => {
       [
         'each demotes the other',
         (a, b, workspaceId, db) =>
-          changeMemberRole(db, { workspaceId, actorUserId: a.userId, memberId: b.memberId, role: 'admin' }),
+          changeMemberRole(
+            db,
+            ctxOf(runtime),
+            { workspaceId, actorUserId: a.userId, memberId: b.memberId, role: 'admin' },
+            SOURCE,
+          ),
       ],
       [
         'each demotes themselves',
         (a, _b, workspaceId, db) =>
-          changeMemberRole(db, { workspaceId, actorUserId: a.userId, memberId: a.memberId, role: 'member' }),
+          changeMemberRole(
+            db,
+            ctxOf(runtime),
+            { workspaceId, actorUserId: a.userId, memberId: a.memberId, role: 'member' },
+            SOURCE,
+          ),
       ],
       [
         'each removes the other',
         (a, b, workspaceId, db) =>
-          removeMember(db, ctxOf(runtime), { workspaceId, actorUserId: a.userId, memberId: b.memberId }),
+          removeMember(
+            db,
+            ctxOf(runtime),
+            { workspaceId, actorUserId: a.userId, memberId: b.memberId },
+            SOURCE,
+          ),
       ],
       [
         'each leaves',
-        (a, _b, workspaceId, db) => leaveWorkspace(db, ctxOf(runtime), { workspaceId, userId: a.userId }),
+        (a, _b, workspaceId, db) =>
+          leaveWorkspace(db, ctxOf(runtime), { workspaceId, userId: a.userId }, SOURCE),
       ],
     ];
     for (const [name, race] of races) {

@@ -10,6 +10,7 @@ import {
   resetPasswordWithLink,
   signInWithLink,
 } from '../../accounts/index.ts';
+import { accountChangeRecorder } from '../audit.ts';
 import { field } from '../forms.ts';
 import { sendPage } from '../render.ts';
 import { signInBrowser } from '../session.ts';
@@ -174,10 +175,14 @@ export function accountLinkRoutes(app: FastifyInstance, deps: RouteDeps): void {
   });
 
   app.post<TokenParams>('/password-reset/link/:token', async (request, reply) => {
-    const reset = await resetPasswordWithLink(deps, {
-      token: request.params.token,
-      password: field(request, 'password'),
-    });
+    const reset = await resetPasswordWithLink(
+      deps,
+      {
+        token: request.params.token,
+        password: field(request, 'password'),
+      },
+      accountChangeRecorder(deps, request),
+    );
     if (reset.ok) {
       await signInBrowser(deps, deps.cookies, request, reply, reset.value);
       return reply.redirect('/account?done=password', 303);

@@ -10,6 +10,7 @@ import {
   pendingEmailChange,
   requestEmailChange,
 } from '../../accounts/index.ts';
+import { accountChangeRecorder } from '../audit.ts';
 import { field } from '../forms.ts';
 import { signedInUser } from '../guard.ts';
 import { sendPage } from '../render.ts';
@@ -86,12 +87,16 @@ export function accountRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.post('/account/password', async (request, reply) => {
     const user = signedInUser(request, reply);
     if (!user) return reply;
-    const changed = await changePassword(deps, {
-      user,
-      currentPassword: field(request, 'current_password'),
-      newPassword: field(request, 'new_password'),
-      ip: request.ip,
-    });
+    const changed = await changePassword(
+      deps,
+      {
+        user,
+        currentPassword: field(request, 'current_password'),
+        newPassword: field(request, 'new_password'),
+        ip: request.ip,
+      },
+      accountChangeRecorder(deps, request),
+    );
     if (!changed.ok) {
       const { status, ...error } = passwordChangeError(changed.error);
       return accountPage(request, reply, { errors: [error] }, status);
@@ -107,6 +112,7 @@ export function accountRoutes(app: FastifyInstance, deps: RouteDeps): void {
     const requested = await requestEmailChange(
       { db: deps.db, clock: deps.clock, baseUrl: deps.config.baseUrl },
       { user, password: field(request, 'password'), newEmail, ip: request.ip },
+      accountChangeRecorder(deps, request),
     );
     if (!requested.ok) {
       const { status, ...error } = emailChangeError(requested.error);
@@ -134,7 +140,11 @@ export function accountRoutes(app: FastifyInstance, deps: RouteDeps): void {
   });
 
   app.post<TokenParams>('/account/email/:token', async (request, reply) => {
-    const confirmed = await confirmEmailChange(deps, request.params.token);
+    const confirmed = await confirmEmailChange(
+      deps,
+      request.params.token,
+      accountChangeRecorder(deps, request),
+    );
     if (!confirmed.ok) {
       if (confirmed.error === 'link_invalid') return linkInvalidPage(request, reply, askAgain);
       return sendPage(

@@ -17,6 +17,7 @@ import {
   revokeMemberInvitation,
   transferOwnership,
 } from '../../workspace/index.ts';
+import { userSourceOf } from '../audit.ts';
 import { field } from '../forms.ts';
 import { membershipFor } from '../guard.ts';
 import { sendNotFound, sendPage } from '../render.ts';
@@ -199,12 +200,17 @@ export function memberRoutes(app: FastifyInstance, deps: RouteDeps): void {
         400,
       );
     }
-    const result = await inviteMember(deps.db, ctx, {
-      workspaceId: access.membership.workspace.id,
-      actorUserId: access.user.id,
-      email: form.email,
-      role: form.role,
-    });
+    const result = await inviteMember(
+      deps.db,
+      ctx,
+      {
+        workspaceId: access.membership.workspace.id,
+        actorUserId: access.user.id,
+        email: form.email,
+        role: form.role,
+      },
+      userSourceOf(request, access.user),
+    );
     return answer(deps, request, reply, access, result, { notice: 'invited' }, form);
   });
 
@@ -213,11 +219,16 @@ export function memberRoutes(app: FastifyInstance, deps: RouteDeps): void {
     async (request, reply) => {
       const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
       if (!access) return reply;
-      const result = await resendMemberInvitation(deps.db, ctx, {
-        workspaceId: access.membership.workspace.id,
-        actorUserId: access.user.id,
-        invitationId: request.params.invitationId,
-      });
+      const result = await resendMemberInvitation(
+        deps.db,
+        ctx,
+        {
+          workspaceId: access.membership.workspace.id,
+          actorUserId: access.user.id,
+          invitationId: request.params.invitationId,
+        },
+        userSourceOf(request, access.user),
+      );
       return answer(deps, request, reply, access, result, { notice: 'resent' });
     },
   );
@@ -227,11 +238,16 @@ export function memberRoutes(app: FastifyInstance, deps: RouteDeps): void {
     async (request, reply) => {
       const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
       if (!access) return reply;
-      const result = await revokeMemberInvitation(deps.db, ctx, {
-        workspaceId: access.membership.workspace.id,
-        actorUserId: access.user.id,
-        invitationId: request.params.invitationId,
-      });
+      const result = await revokeMemberInvitation(
+        deps.db,
+        ctx,
+        {
+          workspaceId: access.membership.workspace.id,
+          actorUserId: access.user.id,
+          invitationId: request.params.invitationId,
+        },
+        userSourceOf(request, access.user),
+      );
       return answer(deps, request, reply, access, result, { notice: 'revoked' });
     },
   );
@@ -250,45 +266,65 @@ export function memberRoutes(app: FastifyInstance, deps: RouteDeps): void {
         400,
       );
     }
-    const result = await changeMemberRole(deps.db, {
-      workspaceId: access.membership.workspace.id,
-      actorUserId: access.user.id,
-      memberId: request.params.memberId,
-      role,
-    });
+    const result = await changeMemberRole(
+      deps.db,
+      ctx,
+      {
+        workspaceId: access.membership.workspace.id,
+        actorUserId: access.user.id,
+        memberId: request.params.memberId,
+        role,
+      },
+      userSourceOf(request, access.user),
+    );
     return answer(deps, request, reply, access, result, { notice: 'role' });
   });
 
   app.post<MemberParams>('/w/:workspaceId/members/:memberId/remove', async (request, reply) => {
     const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
     if (!access) return reply;
-    const result = await removeMember(deps.db, ctx, {
-      workspaceId: access.membership.workspace.id,
-      actorUserId: access.user.id,
-      memberId: request.params.memberId,
-    });
+    const result = await removeMember(
+      deps.db,
+      ctx,
+      {
+        workspaceId: access.membership.workspace.id,
+        actorUserId: access.user.id,
+        memberId: request.params.memberId,
+      },
+      userSourceOf(request, access.user),
+    );
     return answer(deps, request, reply, access, result, { notice: 'removed' });
   });
 
   app.post<Params>('/w/:workspaceId/members/transfer', async (request, reply) => {
     const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
     if (!access) return reply;
-    const result = await transferOwnership(deps.db, {
-      workspaceId: access.membership.workspace.id,
-      actorUserId: access.user.id,
-      memberId: field(request, 'new_owner'),
-      stepDown: field(request, 'step_down') === 'yes',
-    });
+    const result = await transferOwnership(
+      deps.db,
+      ctx,
+      {
+        workspaceId: access.membership.workspace.id,
+        actorUserId: access.user.id,
+        memberId: field(request, 'new_owner'),
+        stepDown: field(request, 'step_down') === 'yes',
+      },
+      userSourceOf(request, access.user),
+    );
     return answer(deps, request, reply, access, result, { notice: 'transferred' });
   });
 
   app.post<Params>('/w/:workspaceId/members/leave', async (request, reply) => {
     const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'view');
     if (!access) return reply;
-    const result = await leaveWorkspace(deps.db, ctx, {
-      workspaceId: access.membership.workspace.id,
-      userId: access.user.id,
-    });
+    const result = await leaveWorkspace(
+      deps.db,
+      ctx,
+      {
+        workspaceId: access.membership.workspace.id,
+        userId: access.user.id,
+      },
+      userSourceOf(request, access.user),
+    );
     return answer(deps, request, reply, access, result, { redirect: '/workspaces' });
   });
 }

@@ -12,6 +12,7 @@ import {
   type User,
 } from '../../accounts/index.ts';
 import { MINUTE_MS } from '../../shared/clock.ts';
+import { accountChangeRecorder, recordFailedSignIn } from '../audit.ts';
 import { field, isStorable, safeNextPath } from '../forms.ts';
 import { signedInUser } from '../guard.ts';
 import { sendNotFound, sendPage } from '../render.ts';
@@ -156,12 +157,16 @@ export function passkeyRoutes(app: FastifyInstance, deps: RouteDeps): void {
       );
     }
     if (response === '') return refuse(NEEDS_JAVASCRIPT);
-    const added = await finishPasskeyRegistration(passkeyDeps, {
-      user,
-      binding: bindingOf(request),
-      response,
-      name,
-    });
+    const added = await finishPasskeyRegistration(
+      passkeyDeps,
+      {
+        user,
+        binding: bindingOf(request),
+        response,
+        name,
+      },
+      accountChangeRecorder(deps, request),
+    );
     if (!added.ok) return refuse(failureOf(added.error));
     return reply.redirect('/account/passkeys', 303);
   });
@@ -218,7 +223,7 @@ export function passkeyRoutes(app: FastifyInstance, deps: RouteDeps): void {
           );
         }
       }
-      await removePasskey(deps.db, { userId: user.id, passkeyId: passkey.id });
+      await removePasskey(deps.db, { user, passkeyId: passkey.id }, accountChangeRecorder(deps, request));
       return reply.redirect('/account/passkeys', 303);
     },
   );
@@ -243,7 +248,12 @@ export function passkeyRoutes(app: FastifyInstance, deps: RouteDeps): void {
       response,
       ip: request.ip,
     });
-    if (!signedIn.ok) return refuse(failureOf(signedIn.error));
+    if (!signedIn.ok) {
+      if (signedIn.error.code === 'not_verified' && signedIn.error.account) {
+        await recordFailedSignIn(deps, request, signedIn.error.account);
+      }
+      return refuse(failureOf(signedIn.error));
+    }
     await signInBrowser(deps, deps.cookies, request, reply, signedIn.value);
     return reply.redirect(next, 303);
   });
