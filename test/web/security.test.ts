@@ -74,7 +74,7 @@ describe(`web app security on ${testDialect}`, () => {
     const fixture = await startAppFixture(t);
     const { workspaceId } = await ownerOfNewWorkspace(fixture);
     const victim = webClient(fixture.runtime.app);
-    const planted = 'ses_' + 'A'.repeat(43);
+    const planted = `ses_${'A'.repeat(43)}`;
     victim.cookies.set('__Host-svc_session', planted);
     await victim.get('/sign-in');
     assert.equal(
