@@ -163,6 +163,16 @@ try {
   await page.getByRole('link', { name: 'Open the subscription' }).click();
   await shoot(page, 'webhook');
 
+  await page.goto(`${workspaceUrl}/members`);
+  await page.getByLabel('Email address').fill('grace@acme.example');
+  await page.getByLabel('Role').selectOption('admin');
+  await page.getByRole('button', { name: 'Send invitation' }).click();
+  await page.waitForURL(/notice=/);
+  await shoot(page, 'members');
+
+  await page.goto(`${workspaceUrl}/audit`);
+  await shoot(page, 'audit');
+
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.goto(`${baseUrl}/sign-in`);
   await page.getByLabel('Email address').fill('ada@acme.example');
