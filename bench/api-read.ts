@@ -86,13 +86,14 @@ export async function organizationWithKey(
       { clock, baseUrl: service.url },
     ),
   );
-  const { key } = await createApiKey(
+  const created = await createApiKey(
     db,
     clock,
     { workspaceId: workspace.id, name: 'bench' },
     OPERATOR_SOURCE,
   );
-  return { workspaceId: workspace.id, key };
+  if (!created.ok) throw new Error(`no bench key: ${created.error.code}`);
+  return { workspaceId: workspace.id, key: created.value.key };
 }
 
 /** The cursor a client holds after reading the newer half of the workspace's evidence. */

@@ -146,12 +146,14 @@ try {
   await shoot(page, 'webhooks');
 
   const workspaceId = new URL(workspaceUrl).pathname.split('/')[2] ?? '';
-  const { key } = await createApiKey(
+  const created = await createApiKey(
     runtime.database.db,
     clock,
     { workspaceId, name: 'Screenshots' },
     OPERATOR_SOURCE,
   );
+  if (!created.ok) throw new Error(`no screenshot key: ${created.error.code}`);
+  const { key } = created.value;
   for (const title of ['Review access rights', 'Write the access control policy']) {
     await fetch(`${baseUrl}/api/v1/tasks`, {
       method: 'POST',

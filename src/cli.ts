@@ -8,7 +8,7 @@ import {
   rotateApiKey,
 } from './api/index.ts';
 import { OPERATOR_SOURCE } from './audit/index.ts';
-import { PLANS, type PlanId, type TermLength } from './catalog/index.ts';
+import { describePlanLimit, PLANS, type PlanId, type TermLength, upgradeUrl } from './catalog/index.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
@@ -123,7 +123,7 @@ async function run(argv: string[]): Promise<void> {
       return;
     }
     if (group === 'api-keys') {
-      await apiKeys(database.db, action, rest);
+      await apiKeys(database.db, config.baseUrl, action, rest);
       return;
     }
     if (group === 'mailbox' && action === 'list') {
@@ -318,7 +318,7 @@ function parseRevokeDelay(value: string): number {
   return delayMs;
 }
 
-async function apiKeys(db: Db, action: string | undefined, args: string[]): Promise<void> {
+async function apiKeys(db: Db, baseUrl: string, action: string | undefined, args: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -339,8 +339,12 @@ async function apiKeys(db: Db, action: string | undefined, args: string[]): Prom
       { workspaceId, name: values.name ?? 'API key' },
       OPERATOR_SOURCE,
     );
+    if (!created.ok) {
+      if (created.error.code === 'workspace_not_found') throw new UsageError(`no workspace ${workspaceId}`);
+      throw new UsageError(describePlanLimit(created.error, upgradeUrl(baseUrl, workspaceId)));
+    }
     console.log(
-      `${describeKey(created.info)}\n\n${created.key}\n\nThis is the only time the key is shown; store it now.`,
+      `${describeKey(created.value.info)}\n\n${created.value.key}\n\nThis is the only time the key is shown; store it now.`,
     );
     return;
   }

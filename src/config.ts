@@ -223,7 +223,7 @@ export function loadConfig(env: Env = process.env): Config {
     mpp: { secret: readMppSecret(env), realm: env.MPP_REALM || new URL(baseUrl).hostname },
     api: {
       perIpMax: readInteger(env, 'API_RATE_LIMIT_PER_IP', 1200, 1, 1_000_000_000),
-      perKeyMax: readInteger(env, 'API_RATE_LIMIT_PER_KEY', 600, 1, 1_000_000_000),
+      perKeyMax: readInteger(env, 'API_RATE_LIMIT_PER_KEY', 1200, 1, 1_000_000_000),
       evidenceMaxBytes: readInteger(env, 'EVIDENCE_MAX_BYTES', 25 * 1_048_576, 1024, 1024 * 1_048_576),
     },
     webhooks: { allowLoopback: readWebhookLoopback(env, nodeEnv) },

@@ -1,5 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type AuditSource, apiKeyActor } from '../audit/index.ts';
+import { upgradeUrl } from '../catalog/index.ts';
+import type { Config } from '../config.ts';
 import type { Db } from '../db/schema.ts';
 import { problem, sendProblem } from '../http/problem.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -9,6 +11,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The API key a request authenticated with; set by the auth hook on every non-public route. */
     principal?: Principal;
+    /** The workspace's Billing page in the app, named by `plan_limit_reached` problems. */
+    upgradeUrl?: string;
   }
 }
 
@@ -32,7 +36,7 @@ const ANSWERS = {
 
 /** Authenticates the request, or answers 401; the answer never echoes the key. */
 export async function authenticate(
-  deps: { db: Db; clock: Clock },
+  deps: { db: Db; clock: Clock; config: Pick<Config, 'baseUrl'> },
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<FastifyReply | undefined> {
@@ -41,6 +45,7 @@ export async function authenticate(
   const result = await authenticateApiKey(deps.db, deps.clock, key);
   if (!result.ok) return unauthorized(request, reply, result.error);
   request.principal = result.value;
+  request.upgradeUrl = upgradeUrl(deps.config.baseUrl, result.value.workspaceId);
   return undefined;
 }
 

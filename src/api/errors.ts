@@ -1,11 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type TSchema, Type } from 'typebox';
+import { describePlanLimit, type PlanLimitReached } from '../catalog/index.ts';
 import type { ComplianceError } from '../compliance/index.ts';
 import { ProblemSchema, problem, sendProblem } from '../http/problem.ts';
 
 /** Every operation can answer these: invalid input, no valid key, too many requests. */
 const COMMON_ERRORS = [400, 401, 429] as const;
-type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 415 | 429;
+type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429;
 
 /** The response schemas of an operation: its successes plus problem+json for each error status. */
 export function responses<S extends Record<number, TSchema>, E extends ErrorStatus = never>(
@@ -21,6 +22,26 @@ export const NoContent = Type.Null({ description: 'No content.' });
 
 export function sendNotFound(request: FastifyRequest, reply: FastifyReply, resource: string): FastifyReply {
   return sendProblem(reply, problem(request, 404, 'not_found', `No such ${resource} in this workspace.`));
+}
+
+/**
+ * 403 `plan_limit_reached`: the workspace's plan allows no more of this; the problem names the
+ * limit, the plan and the Billing page where an owner or admin chooses a larger one.
+ */
+export function sendPlanLimit(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  refusal: PlanLimitReached,
+): FastifyReply {
+  const billing = request.upgradeUrl ?? '';
+  const detail = describePlanLimit(refusal, billing);
+  return sendProblem(reply, {
+    ...problem(request, 403, refusal.code, detail),
+    resource: refusal.resource,
+    limit: refusal.limit,
+    plan: refusal.plan,
+    upgrade_url: billing,
+  });
 }
 
 export function sendComplianceError(
@@ -43,6 +64,8 @@ export function sendComplianceError(
           [{ path: `body/${error.field}`, message: `no such ${error.kind} in this workspace` }],
         ),
       );
+    case 'plan_limit_reached':
+      return sendPlanLimit(request, reply, error);
     case 'conflict':
       return sendProblem(
         reply,

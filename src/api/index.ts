@@ -2,6 +2,7 @@ import fastifyMultipart from '@fastify/multipart';
 import { type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { PLAN_ENTITLEMENTS, type PlanId } from '../catalog/index.ts';
 import { ProblemSchema, problem, sendProblem } from '../http/problem.ts';
 import {
   createMemoryRateLimiter,
@@ -141,6 +142,12 @@ function applyLimitsAndAuthentication(scope: FastifyInstance, deps: ApiDeps): vo
   const windowMs = deps.config.rateLimit.windowMs;
   const perIp: RateLimiter = createMemoryRateLimiter({ max: deps.config.api.perIpMax, windowMs });
   const perKey: RateLimiter = createMemoryRateLimiter({ max: deps.config.api.perKeyMax, windowMs });
+  // The plan's rate per minute, scaled to the window; API_RATE_LIMIT_PER_KEY caps every plan.
+  const perKeyMax = (plan: PlanId | undefined) =>
+    Math.min(
+      deps.config.api.perKeyMax,
+      Math.max(1, Math.ceil((PLAN_ENTITLEMENTS[plan ?? 'free'].apiRequestsPerMinute * windowMs) / 60_000)),
+    );
   const tooMany = (verdict: RateLimitVerdict, scopeName: string) => ({ verdict, scopeName });
 
   scope.addHook('onRequest', async (request, reply) => {
@@ -150,7 +157,7 @@ function applyLimitsAndAuthentication(scope: FastifyInstance, deps: ApiDeps): vo
       if (request.routeOptions.config.public) return;
       const refused = await authenticate(deps, request, reply);
       if (refused) return refused;
-      const verdict = perKey.hit(`key:${request.principal?.keyId}`, now);
+      const verdict = perKey.hit(`key:${request.principal?.keyId}`, now, perKeyMax(request.principal?.plan));
       setRateLimitHeaders(reply, verdict);
       limited = tooMany(verdict, 'API key');
       if (verdict.allowed) return;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { type AuditSource, recordAuditEvent } from '../audit/index.ts';
+import { checkEntitlement, type PlanId, type PlanLimitReached } from '../catalog/index.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { type Clock, DAY_MS } from '../shared/clock.ts';
@@ -106,12 +107,43 @@ export async function createApiKey(
     expiresAt?: Date | null;
   },
   source: AuditSource,
-): Promise<NewApiKey> {
+): Promise<Result<NewApiKey, PlanLimitReached | { code: 'workspace_not_found' }>> {
   return inTransaction(db, async (trx) => {
+    const plan = await lockWorkspacePlan(trx, input.workspaceId);
+    if (!plan) return err({ code: 'workspace_not_found' as const });
+    const refusal = checkEntitlement(plan, 'api_keys', await activeKeyCount(trx, clock, input.workspaceId));
+    if (refusal) return err(refusal);
     const created = await insertApiKey(trx, clock, input);
     await recordKeyEvent(trx, clock, 'api_key.created', created.info, source);
-    return created;
+    return ok(created);
   });
+}
+
+/**
+ * The workspace's plan, read while writing its row (changing nothing): the row stays locked until
+ * the transaction ends, so two keys created at once are counted one after the other.
+ */
+async function lockWorkspacePlan(trx: Tx, workspaceId: string): Promise<PlanId | undefined> {
+  const row = await trx
+    .updateTable('workspaces')
+    .set((eb) => ({ id: eb.ref('id') }))
+    .where('id', '=', workspaceId)
+    .returning('plan')
+    .executeTakeFirst();
+  return row?.plan;
+}
+
+/** Keys that work now or later: neither revoked nor expired (a rotated key counts until it stops). */
+async function activeKeyCount(trx: Tx, clock: Clock, workspaceId: string): Promise<number> {
+  const now = clock.now().getTime();
+  const { count } = await trx
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll().as('count'))
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) => eb.or([eb('revoked_at', 'is', null), eb('revoked_at', '>', now)]))
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .executeTakeFirstOrThrow();
+  return Number(count);
 }
 
 async function insertApiKey(
@@ -264,6 +296,8 @@ export interface Principal {
   /** The key's name and display prefix, so audit events can say which key acted. */
   name: string;
   prefix: string;
+  /** The workspace's plan, which sets the key's request rate. */
+  plan: PlanId;
 }
 
 export type AuthenticationError = 'invalid' | 'revoked' | 'expired';
@@ -279,8 +313,18 @@ export async function authenticateApiKey(
   if (!isWellFormedApiKey(presented)) return err('invalid');
   const row = await db
     .selectFrom('api_keys')
-    .select(['id', 'workspace_id', 'name', 'prefix', 'revoked_at', 'expires_at', 'last_used_at'])
-    .where('key_hash', '=', sha256Hex(presented))
+    .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
+    .select([
+      'api_keys.id',
+      'api_keys.workspace_id',
+      'api_keys.name',
+      'api_keys.prefix',
+      'api_keys.revoked_at',
+      'api_keys.expires_at',
+      'api_keys.last_used_at',
+      'workspaces.plan',
+    ])
+    .where('api_keys.key_hash', '=', sha256Hex(presented))
     .executeTakeFirst();
   if (!row) return err('invalid');
   const now = clock.now().getTime();
@@ -294,5 +338,11 @@ export async function authenticateApiKey(
       .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', now)]))
       .execute();
   }
-  return ok({ keyId: row.id, workspaceId: row.workspace_id, name: row.name, prefix: row.prefix });
+  return ok({
+    keyId: row.id,
+    workspaceId: row.workspace_id,
+    name: row.name,
+    prefix: row.prefix,
+    plan: row.plan,
+  });
 }

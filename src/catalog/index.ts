@@ -115,3 +115,130 @@ export function termEnd(start: Date, term: TermLength): Date {
   end.setUTCDate(Math.min(day, lastDay));
   return end;
 }
+
+/**
+ * What each plan allows: the one table every limit of the service is read from. Counts are of
+ * things that exist now (members and pending invitations, active API keys, webhook subscriptions
+ * paused or not); storage is the bytes of every evidence file kept; the API rate is per API key.
+ */
+export interface Entitlements {
+  members: number;
+  apiKeys: number;
+  webhookSubscriptions: number;
+  evidenceStorageBytes: number;
+  apiRequestsPerMinute: number;
+}
+
+const MIB = 1_048_576;
+const GIB = 1024 * MIB;
+
+export const PLAN_ENTITLEMENTS: Readonly<Record<PlanId, Entitlements>> = {
+  free: {
+    members: 3,
+    apiKeys: 1,
+    webhookSubscriptions: 1,
+    evidenceStorageBytes: 100 * MIB,
+    apiRequestsPerMinute: 60,
+  },
+  starter: {
+    members: 10,
+    apiKeys: 5,
+    webhookSubscriptions: 5,
+    evidenceStorageBytes: 5 * GIB,
+    apiRequestsPerMinute: 300,
+  },
+  pro: {
+    members: 50,
+    apiKeys: 20,
+    webhookSubscriptions: 20,
+    evidenceStorageBytes: 50 * GIB,
+    apiRequestsPerMinute: 600,
+  },
+  enterprise: {
+    members: 500,
+    apiKeys: 100,
+    webhookSubscriptions: 100,
+    evidenceStorageBytes: 500 * GIB,
+    apiRequestsPerMinute: 1200,
+  },
+  msp: {
+    members: 500,
+    apiKeys: 100,
+    webhookSubscriptions: 100,
+    evidenceStorageBytes: 1024 * GIB,
+    apiRequestsPerMinute: 1200,
+  },
+};
+
+/** The limited things, as error payloads and documents name them. */
+export type LimitedResource = 'members' | 'api_keys' | 'webhook_subscriptions' | 'evidence_storage_bytes';
+
+const RESOURCE_ENTITLEMENT: Readonly<Record<LimitedResource, keyof Entitlements>> = {
+  members: 'members',
+  api_keys: 'apiKeys',
+  webhook_subscriptions: 'webhookSubscriptions',
+  evidence_storage_bytes: 'evidenceStorageBytes',
+};
+
+/** The refusal of an addition the workspace's plan does not allow; every surface states it. */
+export interface PlanLimitReached {
+  code: 'plan_limit_reached';
+  resource: LimitedResource;
+  limit: number;
+  plan: PlanId;
+}
+
+/**
+ * Whether the workspace may add `adding` (one item, or bytes) to the `current` amount it has.
+ * What is already over the limit (after a move to Free) stays; only additions are refused.
+ */
+export function checkEntitlement(
+  plan: PlanId,
+  resource: LimitedResource,
+  current: number,
+  adding = 1,
+): PlanLimitReached | undefined {
+  const limit = PLAN_ENTITLEMENTS[plan][RESOURCE_ENTITLEMENT[resource]];
+  return current + adding > limit ? { code: 'plan_limit_reached', resource, limit, plan } : undefined;
+}
+
+/** Where an owner changes the plan: the workspace's Billing page in the app. */
+export function upgradeUrl(baseUrl: string, workspaceId: string): string {
+  return `${baseUrl}/w/${encodeURIComponent(workspaceId)}/billing`;
+}
+
+const RESOURCE_NOUNS: Readonly<Record<LimitedResource, string>> = {
+  members: 'members and pending invitations',
+  api_keys: 'active API keys',
+  webhook_subscriptions: 'webhook subscriptions',
+  evidence_storage_bytes: 'bytes of evidence files',
+};
+
+/** The refusal in words, the same on the REST API, in the app and in the CLI. */
+export function describePlanLimit(refusal: PlanLimitReached, billingUrl: string): string {
+  const allowance =
+    refusal.resource === 'evidence_storage_bytes'
+      ? `${formatBytes(refusal.limit)} of evidence files`
+      : `${refusal.limit} ${RESOURCE_NOUNS[refusal.resource]}`;
+  return (
+    `The ${PLANS[refusal.plan].name} plan allows ${allowance}; this would go over it. ` +
+    `Remove something first, or choose a larger plan at ${billingUrl}.`
+  );
+}
+
+/** Sizes as the plans table states them: whole MiB, GiB or TiB (binary units). */
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * GIB && bytes % (1024 * GIB) === 0) return `${bytes / (1024 * GIB)} TiB`;
+  if (bytes >= GIB && bytes % GIB === 0) return `${bytes / GIB} GiB`;
+  if (bytes >= MIB && bytes % MIB === 0) return `${bytes / MIB} MiB`;
+  return `${bytes} bytes`;
+}
+
+/** One line of a plan's entitlements, for product descriptions agents read. */
+export function describeEntitlements(plan: PlanId): string {
+  const e = PLAN_ENTITLEMENTS[plan];
+  return (
+    `up to ${e.members} members, ${e.apiKeys} API keys, ${e.webhookSubscriptions} webhook subscriptions, ` +
+    `${formatBytes(e.evidenceStorageBytes)} of evidence storage, ${e.apiRequestsPerMinute} API requests per minute per key`
+  );
+}

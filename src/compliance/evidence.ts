@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { checkEntitlement, type PlanLimitReached } from '../catalog/index.ts';
 import { fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
@@ -142,6 +143,31 @@ const NO_FILE = {
   storage_key: null,
 };
 
+/**
+ * Whether `adding` more bytes fit in the plan's evidence storage. The workspace's row is written
+ * (changing nothing) to read its plan, which holds its lock until the transaction ends: two
+ * uploads at once add up one after the other.
+ */
+async function storageRefusal(
+  trx: Tx,
+  workspaceId: string,
+  adding: number,
+): Promise<PlanLimitReached | undefined> {
+  const workspace = await trx
+    .updateTable('workspaces')
+    .set((eb) => ({ id: eb.ref('id') }))
+    .where('id', '=', workspaceId)
+    .returning('plan')
+    .executeTakeFirst();
+  if (!workspace) return undefined;
+  const { stored } = await trx
+    .selectFrom('evidence')
+    .select((eb) => eb.fn.sum<number | string | null>('file_size').as('stored'))
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirstOrThrow();
+  return checkEntitlement(workspace.plan, 'evidence_storage_bytes', Number(stored ?? 0), adding);
+}
+
 async function insertEvidence(
   deps: EvidenceDeps,
   workspaceId: string,
@@ -149,6 +175,10 @@ async function insertEvidence(
   controlIds: readonly string[] | undefined,
 ): Promise<Result<Evidence, ComplianceError>> {
   return inTransaction(deps.db, async (trx) => {
+    if (content.file_size !== null) {
+      const refusal = await storageRefusal(trx, workspaceId, content.file_size);
+      if (refusal) return err(refusal);
+    }
     const controls = await knownControls(trx, workspaceId, controlIds);
     if (!controls.ok) return controls;
     const now = deps.clock.now();

@@ -1,4 +1,5 @@
 import { type InsertResult, type RawBuilder, type SqlBool, sql } from 'kysely';
+import type { PlanLimitReached } from '../catalog/index.ts';
 import type { Database, Db } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -10,13 +11,15 @@ export interface ComplianceDeps {
   clock: Clock;
 }
 
-/** What a change can run into besides success; the API turns each into a 404 or 409. */
+/** What a change can run into besides success; the API turns each into a 404, 409 or 403. */
 export type ComplianceError =
   | { code: 'not_found' }
   /** A body names a person or control that is not in the workspace. */
   | { code: 'reference_not_found'; field: string; kind: 'person' | 'control' }
   /** A unique value (an email, a policy key) is taken by another record. */
-  | { code: 'conflict'; field: string; message: string };
+  | { code: 'conflict'; field: string; message: string }
+  /** The workspace's plan allows no more (evidence storage). */
+  | PlanLimitReached;
 
 export const notFound = { code: 'not_found' } as const;
 

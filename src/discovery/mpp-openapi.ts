@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { describeEntitlements, PLANS } from '../catalog/index.ts';
 import {
   MPP_OPERATIONS,
   MPP_PREFIX,
@@ -54,6 +55,7 @@ function paidOperation({ item, operationId }: MppOperation): object {
   return {
     operationId,
     summary: `Buy: ${item.description}`,
+    description: `The ${PLANS[item.price.plan].name} plan includes ${describeEntitlements(item.price.plan)}.`,
     'x-payment-info': {
       offers: [
         {

@@ -19,6 +19,22 @@ export const ProblemSchema = Type.Object(
         { description: 'One entry per invalid field.' },
       ),
     ),
+    resource: Type.Optional(
+      Type.String({
+        description:
+          '`plan_limit_reached` only: what the plan limits (`members`, `api_keys`, `webhook_subscriptions`, ' +
+          '`evidence_storage_bytes`).',
+      }),
+    ),
+    limit: Type.Optional(
+      Type.Integer({ description: "`plan_limit_reached` only: the plan's limit for `resource`." }),
+    ),
+    plan: Type.Optional(Type.String({ description: "`plan_limit_reached` only: the workspace's plan now." })),
+    upgrade_url: Type.Optional(
+      Type.String({
+        description: '`plan_limit_reached` only: where an owner or admin chooses a larger plan.',
+      }),
+    ),
   },
   {
     examples: [

@@ -9,9 +9,12 @@ export interface RateLimitVerdict {
   resetSeconds: number;
 }
 
-/** Counts requests per key in fixed windows; `hit` counts one more and says whether it is allowed. */
+/**
+ * Counts requests per key in fixed windows; `hit` counts one more and says whether it is allowed
+ * (under `max` when given, e.g. the rate of the key's plan, else the limiter's own).
+ */
 export interface RateLimiter {
-  hit(key: string, now: number): RateLimitVerdict;
+  hit(key: string, now: number, max?: number): RateLimitVerdict;
 }
 
 export interface RateLimit {
@@ -28,7 +31,7 @@ export function createMemoryRateLimiter(limit: RateLimit): RateLimiter {
   const windows = new Map<string, { start: number; count: number }>();
   let lastSweep = 0;
   return {
-    hit(key, now) {
+    hit(key, now, max = limit.max) {
       if (now - lastSweep > limit.windowMs) {
         for (const [k, w] of windows) if (now - w.start >= limit.windowMs) windows.delete(k);
         lastSweep = now;
@@ -40,9 +43,9 @@ export function createMemoryRateLimiter(limit: RateLimit): RateLimiter {
       }
       current.count++;
       return {
-        allowed: current.count <= limit.max,
-        limit: limit.max,
-        remaining: Math.max(0, limit.max - current.count),
+        allowed: current.count <= max,
+        limit: max,
+        remaining: Math.max(0, max - current.count),
         resetSeconds: Math.max(1, Math.ceil((current.start + limit.windowMs - now) / 1000)),
       };
     },

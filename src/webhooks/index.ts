@@ -1,9 +1,8 @@
 export { ALL_EVENTS, EVENT_TYPE_NAMES, EVENT_TYPES, type EventType, isEventType } from './catalog.ts';
-export {
-  type DeliveryDeps,
-  MAX_SUBSCRIPTIONS_PER_WORKSPACE,
-  type WebhookDeps,
-  type WebhookError,
+export type {
+  DeliveryDeps,
+  WebhookDeps,
+  WebhookError,
 } from './context.ts';
 export {
   DeliveriesFilter,

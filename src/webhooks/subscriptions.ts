@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { type AuditAction, type AuditSource, recordAuditEvent } from '../audit/index.ts';
+import { checkEntitlement } from '../catalog/index.ts';
 import { CREATION_ORDER, fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
@@ -7,7 +8,7 @@ import { newId } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
 import { HttpUrl, iso, isoOrNull, Nullable, RecordId, Text, Timestamp } from '../shared/wire.ts';
 import { ALL_EVENTS, EVENT_TYPE_NAMES } from './catalog.ts';
-import { MAX_SUBSCRIPTIONS_PER_WORKSPACE, notFound, type WebhookDeps, type WebhookError } from './context.ts';
+import { notFound, type WebhookDeps, type WebhookError } from './context.ts';
 import { newSigningSecret } from './signing.ts';
 import { checkTarget } from './target.ts';
 import type { SubscriptionStatus, WebhookSubscriptionsTable } from './webhooks.table.ts';
@@ -197,6 +198,21 @@ async function checkedUrl(deps: WebhookDeps, url: string): Promise<Result<string
   return target.ok ? ok(target.value.url.href) : err({ code: 'target_refused', refusal: target.error });
 }
 
+/**
+ * The workspace's plan, read while writing its row (changing nothing): the row stays locked until
+ * the transaction ends, so two concurrent creations count one after the other. Undefined when
+ * there is no such workspace.
+ */
+async function lockWorkspacePlan(trx: Tx, workspaceId: string) {
+  const row = await trx
+    .updateTable('workspaces')
+    .set((eb) => ({ id: eb.ref('id') }))
+    .where('id', '=', workspaceId)
+    .returning('plan')
+    .executeTakeFirst();
+  return row?.plan;
+}
+
 /** The target is checked (resolving its host) before the transaction, so no lock waits on DNS. */
 export async function createSubscription(
   deps: WebhookDeps,
@@ -207,14 +223,15 @@ export async function createSubscription(
   const url = await checkedUrl(deps, body.url);
   if (!url.ok) return url;
   return inTransaction(deps.db, async (trx) => {
+    const plan = await lockWorkspacePlan(trx, workspaceId);
+    if (!plan) return err(notFound);
     const { count } = await trx
       .selectFrom('webhook_subscriptions')
       .select((eb) => eb.fn.countAll().as('count'))
       .where('workspace_id', '=', workspaceId)
       .executeTakeFirstOrThrow();
-    if (Number(count) >= MAX_SUBSCRIPTIONS_PER_WORKSPACE) {
-      return err({ code: 'subscription_limit_reached', limit: MAX_SUBSCRIPTIONS_PER_WORKSPACE });
-    }
+    const refusal = checkEntitlement(plan, 'webhook_subscriptions', Number(count));
+    if (refusal) return err(refusal);
     const now = deps.clock.now();
     const row: WebhookSubscriptionsTable = {
       id: newId('hook', now),

@@ -1,4 +1,5 @@
 import { type AuditAction, type AuditSource, recordAuditEvent } from '../audit/index.ts';
+import { checkEntitlement, type PlanLimitReached } from '../catalog/index.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { isEmailAddress } from '../shared/email.ts';
@@ -150,7 +151,9 @@ export type MemberChangeError =
   | { code: 'already_member' }
   | { code: 'already_owner' }
   | { code: 'invalid_email' }
-  | { code: 'too_many'; retryAfterMs: number };
+  | { code: 'too_many'; retryAfterMs: number }
+  /** The plan allows no more members and pending invitations. */
+  | PlanLimitReached;
 
 type Change<T> = Promise<Result<T, MemberChangeError>>;
 
@@ -253,6 +256,29 @@ async function withdrawInvitations(
   await query.execute();
 }
 
+/**
+ * What counts against the plan's members: members, and invitations still pending (neither
+ * accepted, replaced, withdrawn nor expired) except one to `email`, which a new invitation replaces.
+ */
+async function seatsTaken(trx: Tx, workspaceId: string, email: string, now: number): Promise<number> {
+  const members = await trx
+    .selectFrom('workspace_members')
+    .select((eb) => eb.fn.countAll().as('count'))
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirstOrThrow();
+  const invitations = await trx
+    .selectFrom('workspace_invitations')
+    .select((eb) => eb.fn.countAll().as('count'))
+    .where('workspace_id', '=', workspaceId)
+    .where('accepted_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .where('withdrawn_at', 'is', null)
+    .where('expires_at', '>', now)
+    .where((eb) => eb.not(sameAddress(email)(eb)))
+    .executeTakeFirstOrThrow();
+  return Number(members.count) + Number(invitations.count);
+}
+
 export interface MemberInvitationInput {
   workspaceId: string;
   actorUserId: string;
@@ -284,6 +310,9 @@ export function inviteMember(
     if (existing) return err({ code: 'already_member' as const });
     const workspace = await getWorkspace(trx, input.workspaceId);
     if (!workspace) return err({ code: 'not_member' as const });
+    const seats = await seatsTaken(trx, input.workspaceId, email, ctx.clock.now().getTime());
+    const refusal = checkEntitlement(workspace.plan, 'members', seats);
+    if (refusal) return err(refusal);
     const sent = await reissueInvitation(trx, ctx, workspace, {
       email,
       role: input.role,

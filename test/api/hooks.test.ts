@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MAX_SUBSCRIPTIONS_PER_WORKSPACE } from '../../src/webhooks/index.ts';
+import { PLAN_ENTITLEMENTS } from '../../src/catalog/index.ts';
 import { walkPages } from '../helpers/api.ts';
 import { testDialect } from '../helpers/database.ts';
 import { startWebhookFixture } from '../webhooks/fixture.ts';
@@ -235,16 +235,16 @@ describe(`webhook subscriptions on ${testDialect}`, () => {
     );
   });
 
-  it(`bound a workspace to ${MAX_SUBSCRIPTIONS_PER_WORKSPACE} subscriptions`, async (t) => {
+  it(`bound a Pro workspace to the plan's ${PLAN_ENTITLEMENTS.pro.webhookSubscriptions} subscriptions`, async (t) => {
     const { api } = await productionRules(t);
-    for (let i = 0; i < MAX_SUBSCRIPTIONS_PER_WORKSPACE; i++) {
+    for (let i = 0; i < PLAN_ENTITLEMENTS.pro.webhookSubscriptions; i++) {
       const response = await api.call('POST', '/hooks', {
         json: { url: `${PUBLIC}/${i}`, event_types: ['*'] },
       });
       assert.equal(response.status, 201);
     }
     const over = await api.call('POST', '/hooks', { json: { url: PUBLIC, event_types: ['*'] } });
-    assert.deepEqual([over.status, over.body.code], [409, 'subscription_limit_reached']);
+    assert.deepEqual([over.status, over.body.code], [403, 'plan_limit_reached']);
     const other = await api.createOrganization('Other');
     const theirs = await api.call('POST', '/hooks', {
       key: other.key,

@@ -51,14 +51,14 @@ describe(`API keys on ${testDialect}`, () => {
   it('answer 401 problem+json when missing, malformed, unknown or revoked, never echoing the key', async (t) => {
     const api = await startApiFixture(t);
     const { db } = api.runtime.database;
-    const unknown = (
-      await createApiKey(
-        db,
-        api.runtime.clock,
-        { workspaceId: api.org.workspaceId, name: 'x' },
-        OPERATOR_SOURCE,
-      )
-    ).key;
+    const created = await createApiKey(
+      db,
+      api.runtime.clock,
+      { workspaceId: api.org.workspaceId, name: 'x' },
+      OPERATOR_SOURCE,
+    );
+    assert.ok(created.ok);
+    const unknown = created.value.key;
     await db.deleteFrom('api_keys').where('key_hash', '=', sha256Hex(unknown)).execute();
     const revoked = await api.createOrganization('Revoked Inc');
     await revokeApiKey(db, api.runtime.clock, revoked.keyId, OPERATOR_SOURCE);

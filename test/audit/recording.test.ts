@@ -132,7 +132,9 @@ describe(`the audit log records each change with who, what and where, on ${testD
     await owner.post(`/w/${workspaceId}/integrations/keys/${key.id}/revoke`, {}, BROWSER);
     await owner.post(`/w/${workspaceId}/integrations/keys/${key.id}/revoke`, {}, BROWSER);
 
-    const cli = await createApiKey(db, clock, { workspaceId, name: 'Deploy' }, OPERATOR_SOURCE);
+    const created = await createApiKey(db, clock, { workspaceId, name: 'Deploy' }, OPERATOR_SOURCE);
+    assert.ok(created.ok);
+    const cli = created.value;
     const rotated = await rotateApiKey(
       db,
       clock,

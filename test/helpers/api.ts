@@ -97,7 +97,8 @@ export async function createOrganizationIn(runtime: TestRuntime, name = 'Acme Lt
     { workspaceId: workspace.id, name: 'test key' },
     OPERATOR_SOURCE,
   );
-  return { workspaceId: workspace.id, key: created.key, keyId: created.info.id };
+  if (!created.ok) throw new Error(`no API key for the new workspace: ${created.error.code}`);
+  return { workspaceId: workspace.id, key: created.value.key, keyId: created.value.info.id };
 }
 
 /** Every page of a list, following `next_cursor`. */

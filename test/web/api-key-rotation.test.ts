@@ -171,6 +171,7 @@ describe(`rotating API keys in the app on ${testDialect}`, () => {
       },
       OPERATOR_SOURCE,
     );
+    assert.ok(expired.ok);
     const replaced = await createKey(owner, 'Replaced');
     assert.equal(
       (await owner.client.post(`${owner.page}/keys/${replaced.id}/rotate`, { overlap: '7d' })).status,
@@ -183,9 +184,10 @@ describe(`rotating API keys in the app on ${testDialect}`, () => {
       { workspaceId: theirs.workspaceId, name: 'Theirs' },
       OPERATOR_SOURCE,
     );
+    assert.ok(foreign.ok);
     const before = await keyCount(owner);
 
-    for (const id of [revoked.id, expired.info.id, replaced.id]) {
+    for (const id of [revoked.id, expired.value.info.id, replaced.id]) {
       const page = await owner.client.get(`${owner.page}/keys/${id}/rotate`);
       assert.equal(page.status, 409, id);
       assert.match(page.body, /<meta name="error-code" content="key_not_rotatable">/);
@@ -194,9 +196,10 @@ describe(`rotating API keys in the app on ${testDialect}`, () => {
         409,
       );
     }
-    assert.equal((await owner.client.get(`${owner.page}/keys/${foreign.info.id}/rotate`)).status, 404);
+    assert.equal((await owner.client.get(`${owner.page}/keys/${foreign.value.info.id}/rotate`)).status, 404);
     assert.equal(
-      (await owner.client.post(`${owner.page}/keys/${foreign.info.id}/rotate`, { overlap: 'now' })).status,
+      (await owner.client.post(`${owner.page}/keys/${foreign.value.info.id}/rotate`, { overlap: 'now' }))
+        .status,
       404,
     );
     assert.equal(
@@ -204,7 +207,7 @@ describe(`rotating API keys in the app on ${testDialect}`, () => {
       404,
     );
     assert.equal(await keyCount(owner), before);
-    assert.equal((await meStatus(owner, foreign.key)).status, 200);
+    assert.equal((await meStatus(owner, foreign.value.key)).status, 200);
   });
 
   it('lets only owners and admins rotate: members get 403', async (t) => {

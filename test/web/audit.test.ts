@@ -74,6 +74,8 @@ describe(`the audit log page on ${testDialect}`, () => {
     const fixture = await startAppFixture(t);
     const { workspaceId, owner } = await ownerOfNewWorkspace(fixture);
     const { db } = fixture.runtime.database;
+    // 55 keys: more than Pro allows.
+    await db.updateTable('workspaces').set({ plan: 'enterprise' }).where('id', '=', workspaceId).execute();
     for (let n = 0; n < 55; n++) {
       fixture.runtime.clock.advance(1000);
       await createApiKey(db, fixture.runtime.clock, { workspaceId, name: `key ${n}` }, OPERATOR_SOURCE);

@@ -3,13 +3,9 @@ import { describe, it, type TestContext } from 'node:test';
 import { createUser, hashPassword } from '../../src/accounts/index.ts';
 import { createApiKey } from '../../src/api/index.ts';
 import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
+import { PLAN_ENTITLEMENTS } from '../../src/catalog/index.ts';
 import { newId } from '../../src/shared/ids.ts';
-import {
-  createSubscription,
-  getSubscription,
-  MAX_SUBSCRIPTIONS_PER_WORKSPACE,
-  type WebhookDeps,
-} from '../../src/webhooks/index.ts';
+import { createSubscription, getSubscription, type WebhookDeps } from '../../src/webhooks/index.ts';
 import { testDialect } from '../helpers/database.ts';
 import {
   type AppFixture,
@@ -45,7 +41,7 @@ async function ownerOnWebhooksPage(t: TestContext): Promise<Owner> {
   const client = await acceptAsNewAccount(fixture.runtime.app, invitationPath, PASSWORD);
   const page = `/w/${workspaceId}/integrations/webhooks`;
   assert.equal((await client.get(page)).status, 200);
-  const { key } = await createApiKey(
+  const created = await createApiKey(
     fixture.runtime.database.db,
     fixture.runtime.clock,
     {
@@ -54,6 +50,8 @@ async function ownerOnWebhooksPage(t: TestContext): Promise<Owner> {
     },
     OPERATOR_SOURCE,
   );
+  assert.ok(created.ok);
+  const { key } = created.value;
   return { fixture, receiver, workspaceId, client, page, apiKey: key };
 }
 
@@ -214,7 +212,8 @@ describe(`webhook subscriptions in the app on ${testDialect}`, () => {
     assert.equal(notUrl.status, 400);
     assert.deepEqual(await subscriptionIds(owner), []);
 
-    for (let n = 0; n < MAX_SUBSCRIPTIONS_PER_WORKSPACE; n++) {
+    const { webhookSubscriptions: limit } = PLAN_ENTITLEMENTS.pro;
+    for (let n = 0; n < limit; n++) {
       const made = await createSubscription(
         hooksOf(owner.fixture),
         owner.workspaceId,
@@ -227,11 +226,13 @@ describe(`webhook subscriptions in the app on ${testDialect}`, () => {
       assert.ok(made.ok);
     }
     const overLimit = await owner.client.post(owner.page, { url, event_types: ['*'] });
-    assert.equal(overLimit.status, 409);
+    assert.equal(overLimit.status, 403);
+    assert.match(overLimit.body, /<meta name="error-code" content="plan_limit_reached">/);
     assert.deepEqual(formErrors(overLimit.body), [
-      `A workspace can have at most ${MAX_SUBSCRIPTIONS_PER_WORKSPACE} webhook subscriptions; delete one first.`,
+      `The Pro plan allows ${limit} webhook subscriptions; this would go over it. Remove something first, ` +
+        `or choose a larger plan at ${owner.fixture.baseUrl}/w/${owner.workspaceId}/billing.`,
     ]);
-    assert.equal((await subscriptionIds(owner)).length, MAX_SUBSCRIPTIONS_PER_WORKSPACE);
+    assert.equal((await subscriptionIds(owner)).length, limit);
   });
 
   it('changes the event types, pauses (nothing is sent) and resumes', async (t) => {
@@ -391,7 +392,7 @@ describe(`webhook subscriptions in the app on ${testDialect}`, () => {
     );
     assert.ok(foreign.ok);
     const foreignId = foreign.value.id;
-    const { key } = await createApiKey(
+    const theirKey = await createApiKey(
       owner.fixture.runtime.database.db,
       owner.fixture.runtime.clock,
       {
@@ -400,6 +401,8 @@ describe(`webhook subscriptions in the app on ${testDialect}`, () => {
       },
       OPERATOR_SOURCE,
     );
+    assert.ok(theirKey.ok);
+    const { key } = theirKey.value;
     await callApi({ ...owner, apiKey: key }, 'POST', '/tasks', { title: 'theirs' });
     await owner.fixture.runtime.jobs.drain();
     const [foreignDelivery] = await owner.fixture.runtime.database.db

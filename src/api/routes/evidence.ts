@@ -85,10 +85,11 @@ export function evidenceRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCata
           'A link is never fetched. A file is sent as the `file` part of a form, with an optional ' +
           '`title` (default: the file name) and `control_ids` (repeat the field, or separate ids ' +
           `with commas). Its type is detected from its bytes; accepted: ${ACCEPTED_FILE_TYPES.join(', ')}. ` +
-          `Larger than ${deps.config.api.evidenceMaxBytes} bytes: 413. Another type: 415.`,
+          `Larger than ${deps.config.api.evidenceMaxBytes} bytes: 413. Another type: 415. Beyond the ` +
+          "plan's evidence storage: 403 `plan_limit_reached`.",
         tags,
         body: { content: { 'application/json': { schema: CreateEvidenceLinkBody } } },
-        response: responses({ 201: Evidence }, [404, 413, 415]),
+        response: responses({ 201: Evidence }, [403, 404, 413, 415]),
       },
     },
     async (request, reply) => {

@@ -27,7 +27,7 @@ import {
 import { auditSourceOf, workspaceOf } from '../auth.ts';
 import type { SchemaCatalog } from '../catalog.ts';
 import { type ApiDeps, type ApiScope, IdParams } from '../context.ts';
-import { NoContent, responses, sendNotFound } from '../errors.ts';
+import { NoContent, responses, sendNotFound, sendPlanLimit } from '../errors.ts';
 import { answerList } from '../lists.ts';
 import { listQuery, pageOf } from '../pagination.ts';
 
@@ -51,16 +51,8 @@ function sendWebhookError(
         problem(request, 400, code, `The URL ${message}.`, [{ path: 'body/url', message }]),
       );
     }
-    case 'subscription_limit_reached':
-      return sendProblem(
-        reply,
-        problem(
-          request,
-          409,
-          error.code,
-          `A workspace can have at most ${error.limit} webhook subscriptions; delete one first.`,
-        ),
-      );
+    case 'plan_limit_reached':
+      return sendPlanLimit(request, reply, error);
     case 'subscription_disabled':
       return sendProblem(
         reply,
@@ -115,10 +107,11 @@ function subscriptionRoutes(app: ApiScope, hooks: WebhookDeps): void {
         description:
           'Answers the subscription with its `whsec_` signing secret, shown only this once. The URL must ' +
           'be https and resolve only to public addresses. Deliveries carry Standard Webhooks headers ' +
-          '(`webhook-id`, `webhook-timestamp`, `webhook-signature`) and are retried for about a day.',
+          '(`webhook-id`, `webhook-timestamp`, `webhook-signature`) and are retried for about a day. ' +
+          "Beyond the plan's number of subscriptions: 403 `plan_limit_reached`.",
         tags,
         body: CreateSubscriptionBody,
-        response: responses({ 201: WebhookSubscriptionWithSecret }, [409]),
+        response: responses({ 201: WebhookSubscriptionWithSecret }, [403, 409]),
       },
     },
     async (request, reply) => {

@@ -1,4 +1,4 @@
-import { PLANS } from '../../catalog/index.ts';
+import { describeEntitlements, PLANS } from '../../catalog/index.ts';
 import type { CheckoutSession, SessionBuyer, SessionStatus } from '../../checkout/index.ts';
 import type { Config } from '../../config.ts';
 import {
@@ -89,7 +89,7 @@ function lineItemOf(session: CheckoutSession): AcpCheckoutSession['line_items'][
     item: { id: item.id, name, unit_amount: item.price.amount },
     quantity: 1,
     name,
-    description: item.description,
+    description: `${item.description}; includes ${describeEntitlements(item.price.plan)}`,
     unit_amount: item.price.amount,
     disclosures: [
       {

@@ -15,6 +15,7 @@ import type { Workspace } from '../../workspace/index.ts';
 import { userSourceOf } from '../audit.ts';
 import { field, isIdInput, isStorable } from '../forms.ts';
 import { membershipFor } from '../guard.ts';
+import { planLimitRefusal } from '../plan-limit.ts';
 import { sendNotFound, sendPage } from '../render.ts';
 import type { RouteDeps } from './deps.ts';
 
@@ -62,6 +63,7 @@ async function integrationsPage(
     /** The key the new one replaces, with the time it stops working. */
     replaced?: ApiKeyInfo;
     errors?: { field?: string; message: string }[];
+    errorCode?: string;
     form?: { name: string; expires_in: string };
   } = {},
   status = 200,
@@ -79,6 +81,7 @@ async function integrationsPage(
     'integrations',
     {
       title: `Integrations · ${workspace.name}`,
+      errorCode: extra.errorCode,
       workspace,
       keys: keys
         .map((key) => ({
@@ -140,7 +143,19 @@ export function integrationRoutes(app: FastifyInstance, deps: RouteDeps): void {
       },
       userSourceOf(request, access.user),
     );
-    return integrationsPage(deps, request, reply, workspace, { created }, 201);
+    if (!created.ok) {
+      if (created.error.code === 'workspace_not_found') return sendNotFound(request, reply);
+      const { status, code, message } = planLimitRefusal(deps.config.baseUrl, workspace.id, created.error);
+      return integrationsPage(
+        deps,
+        request,
+        reply,
+        workspace,
+        { errors: [{ message }], errorCode: code, form },
+        status,
+      );
+    }
+    return integrationsPage(deps, request, reply, workspace, { created: created.value }, 201);
   });
 
   app.post<{ Params: { workspaceId: string; keyId: string } }>(

@@ -20,6 +20,7 @@ import {
 import { userSourceOf } from '../audit.ts';
 import { field } from '../forms.ts';
 import { membershipFor } from '../guard.ts';
+import { planLimitRefusal } from '../plan-limit.ts';
 import { sendNotFound, sendPage } from '../render.ts';
 import type { RouteDeps } from './deps.ts';
 import { minutesUntil } from './sign-in.ts';
@@ -106,8 +107,16 @@ async function membersPage(
 }
 
 /** A refused change: the members page again, with the reason, under a status and a stable code. */
-function failure(error: MemberChangeError): { status: number; message: string; field?: string } {
+function failure(
+  error: MemberChangeError,
+  baseUrl: string,
+  workspaceId: string,
+): { status: number; message: string; field?: string } {
   switch (error.code) {
+    case 'plan_limit_reached': {
+      const { status, message } = planLimitRefusal(baseUrl, workspaceId, error);
+      return { status, message };
+    }
     case 'forbidden':
       return {
         status: 403,
@@ -151,7 +160,7 @@ async function answer(
     );
   }
   if (result.error.code === 'not_member') return sendNotFound(request, reply);
-  const { status, ...error } = failure(result.error);
+  const { status, ...error } = failure(result.error, deps.config.baseUrl, workspaceId);
   // What the account may do may have changed since the guard looked: render with its role now.
   const now = await membershipFor(deps, request, reply, workspaceId, 'view');
   if (!now) return reply;

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { PLANS, type PlanId, SELLABLE_ITEMS } from '../../catalog/index.ts';
+import { formatBytes, PLAN_ENTITLEMENTS, PLANS, type PlanId, SELLABLE_ITEMS } from '../../catalog/index.ts';
 import { ASSET_FILES, sendNotFound, sendPage } from '../render.ts';
 
 declare module 'fastify' {
@@ -28,10 +28,36 @@ function plansOnSale() {
   return [...plans.values()];
 }
 
+const ENTITLEMENT_TABLE_PLANS: readonly PlanId[] = ['free', 'starter', 'pro', 'enterprise'];
+
+/** What each plan includes, one row per entitlement, read from the catalog's table. */
+function entitlementTable() {
+  const row = (label: string, cell: (plan: PlanId) => string) => ({
+    label,
+    cells: ENTITLEMENT_TABLE_PLANS.map(cell),
+  });
+  const of = (plan: PlanId) => PLAN_ENTITLEMENTS[plan];
+  return {
+    plans: ENTITLEMENT_TABLE_PLANS.map((plan) => PLANS[plan].name),
+    rows: [
+      row('Members and pending invitations', (plan) => String(of(plan).members)),
+      row('API keys', (plan) => String(of(plan).apiKeys)),
+      row('Webhook subscriptions', (plan) => String(of(plan).webhookSubscriptions)),
+      row('Evidence storage', (plan) => formatBytes(of(plan).evidenceStorageBytes)),
+      row('API requests per minute, per key', (plan) => String(of(plan).apiRequestsPerMinute)),
+    ],
+  };
+}
+
 export function publicRoutes(app: FastifyInstance): void {
   const plans = plansOnSale();
+  const entitlements = entitlementTable();
   app.get('/', async (request, reply) =>
-    sendPage(request, reply, 'home', { title: 'Compliance workspaces for AI agents to buy', plans }),
+    sendPage(request, reply, 'home', {
+      title: 'Compliance workspaces for AI agents to buy',
+      plans,
+      entitlements,
+    }),
   );
   app.get('/legal/terms', async (request, reply) =>
     sendPage(request, reply, 'terms', { title: 'Terms of service' }),

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import type { AuditSource } from '../../audit/index.ts';
+import { PLAN_ENTITLEMENTS, PLANS } from '../../catalog/index.ts';
 import { DAY_MS, HOUR_MS } from '../../shared/clock.ts';
 import {
   ALL_EVENTS,
@@ -13,7 +14,6 @@ import {
   getSubscription,
   listDeliveries,
   listSubscriptions,
-  MAX_SUBSCRIPTIONS_PER_WORKSPACE,
   RotateSecretBody,
   redeliver,
   rotateSecret,
@@ -28,6 +28,7 @@ import type { Workspace } from '../../workspace/index.ts';
 import { userSourceOf } from '../audit.ts';
 import { field, fieldValues, isIdInput } from '../forms.ts';
 import { membershipFor } from '../guard.ts';
+import { planLimitRefusal } from '../plan-limit.ts';
 import { sendNotFound, sendPage } from '../render.ts';
 import type { RouteDeps } from './deps.ts';
 
@@ -117,7 +118,11 @@ interface Refusal {
   code: string;
 }
 
-function refusalOf(error: Exclude<WebhookError, { code: 'not_found' }>): Refusal {
+function refusalOf(
+  error: Exclude<WebhookError, { code: 'not_found' }>,
+  baseUrl: string,
+  workspaceId: string,
+): Refusal {
   switch (error.code) {
     case 'target_refused':
       return {
@@ -125,14 +130,10 @@ function refusalOf(error: Exclude<WebhookError, { code: 'not_found' }>): Refusal
         status: 400,
         code: error.refusal.code,
       };
-    case 'subscription_limit_reached':
-      return {
-        error: {
-          message: `A workspace can have at most ${error.limit} webhook subscriptions; delete one first.`,
-        },
-        status: 409,
-        code: error.code,
-      };
+    case 'plan_limit_reached': {
+      const { status, code, message } = planLimitRefusal(baseUrl, workspaceId, error);
+      return { error: { message }, status, code };
+    }
     case 'subscription_disabled':
       return {
         error: { message: 'The subscription is paused; resume it first, then redeliver.' },
@@ -158,6 +159,11 @@ function subscriptionForm(request: FastifyRequest): SubscriptionForm {
   };
 }
 
+/** A workspace moved to a smaller plan keeps its subscriptions: the page lists as many as any plan allows. */
+const MOST_SUBSCRIPTIONS_OF_ANY_PLAN = Math.max(
+  ...Object.values(PLAN_ENTITLEMENTS).map((entitlements) => entitlements.webhookSubscriptions),
+);
+
 export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const hooks: WebhookDeps = { db: deps.db, clock: deps.clock, targets: deps.webhookTargets };
   const listUrl = (workspace: Workspace) => `/w/${workspace.id}/integrations/webhooks`;
@@ -179,7 +185,7 @@ export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
       hooks,
       workspace.id,
       {},
-      { limit: MAX_SUBSCRIPTIONS_PER_WORKSPACE },
+      { limit: MOST_SUBSCRIPTIONS_OF_ANY_PLAN },
     );
     return sendPage(
       request,
@@ -197,7 +203,8 @@ export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
         form: extra.form ?? EMPTY_FORM,
         eventOptions: EVENT_OPTIONS,
         allEvents: ALL_EVENTS,
-        limit: MAX_SUBSCRIPTIONS_PER_WORKSPACE,
+        limit: PLAN_ENTITLEMENTS[workspace.plan].webhookSubscriptions,
+        planName: PLANS[workspace.plan].name,
       },
       status,
     );
@@ -285,7 +292,7 @@ export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
     );
     if (!created.ok) {
       if (created.error.code === 'not_found') return sendNotFound(request, reply);
-      const { error, status, code } = refusalOf(created.error);
+      const { error, status, code } = refusalOf(created.error, deps.config.baseUrl, workspace.id);
       return listPage(request, reply, workspace, { errors: [error], errorCode: code, form }, status);
     }
     return listPage(request, reply, workspace, { created: created.value }, 201);
@@ -376,7 +383,7 @@ export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
       const redelivered = await redeliver(hooks, workspace.id, subscription.id, deliveryId);
       if (!redelivered.ok) {
         if (redelivered.error.code === 'not_found') return sendNotFound(request, reply);
-        const { error, status, code } = refusalOf(redelivered.error);
+        const { error, status, code } = refusalOf(redelivered.error, deps.config.baseUrl, workspace.id);
         return detailPage(
           request,
           reply,
