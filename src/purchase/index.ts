@@ -5,6 +5,7 @@ export {
   noFailpoints,
   SimulatedCrash,
 } from './failpoints.ts';
+export { findOrderByPageLink, orderPageUrl } from './order-page.ts';
 export { listOrders } from './orders.ts';
 export {
   type AttemptState,

@@ -3,7 +3,7 @@ import type { Db } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import type { PaymentProvider } from '../psp/index.ts';
 import { type Clock, HOUR_MS } from '../shared/clock.ts';
-import { sha256Hex } from '../shared/ids.ts';
+import { newSecret, sha256Hex } from '../shared/ids.ts';
 import { provisionWorkspace } from '../workspace/index.ts';
 import {
   type Attempt,
@@ -76,6 +76,8 @@ export interface Order {
   termStartsAt: Date;
   termEndsAt: Date;
   createdAt: Date;
+  /** The secret of the order page's link: only for `orderPageUrl`, never for logs. */
+  pageKey: string;
 }
 
 /** Every way a purchase can end; channels translate these into their wire formats. */
@@ -364,6 +366,8 @@ async function provision(deps: PurchaseDeps, attempt: Attempt): Promise<Purchase
         workspace_id: workspace.id,
         term_starts_at: term.startsAt.getTime(),
         term_ends_at: term.endsAt.getTime(),
+        // The order page's secret (see order-page.ts): 256 random bits.
+        page_key: newSecret(''),
         created_at: now,
       });
       await failpoints(deps).hit('before_provisioning_commit');
@@ -424,6 +428,7 @@ export function toOrder(row: OrderRow): Order {
     termStartsAt: new Date(row.term_starts_at),
     termEndsAt: new Date(row.term_ends_at),
     createdAt: new Date(row.created_at),
+    pageKey: row.page_key,
   };
 }
 

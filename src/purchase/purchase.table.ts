@@ -58,5 +58,7 @@ export interface OrdersTable {
   workspace_id: string;
   term_starts_at: number;
   term_ends_at: number;
+  /** The secret part of the order page's link (256 bits, base64url); see order-page.ts. */
+  page_key: string;
   created_at: number;
 }

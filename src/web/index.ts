@@ -9,6 +9,7 @@ import { auditRoutes } from './routes/audit.ts';
 import { integrationRoutes } from './routes/integrations.ts';
 import { invitationRoutes } from './routes/invitations.ts';
 import { memberRoutes } from './routes/members.ts';
+import { orderRoutes } from './routes/orders.ts';
 import { passkeyRoutes } from './routes/passkeys.ts';
 import { publicRoutes } from './routes/public.ts';
 import { signInRoutes } from './routes/sign-in.ts';
@@ -66,6 +67,7 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
   auditRoutes(scope, routeDeps);
   passkeyRoutes(scope, routeDeps);
   webhookRoutes(scope, routeDeps);
+  orderRoutes(scope, routeDeps);
 }
 
 /**

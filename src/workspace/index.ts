@@ -43,6 +43,12 @@ export {
 } from './members.ts';
 export { findWorkspaceOwner, type WorkspaceOwner } from './owner.ts';
 export {
+  findPurchaseOwnerInvitation,
+  type OwnerResendError,
+  type PurchaseOwnerInvitation,
+  resendPurchaseOwnerInvitation,
+} from './owner-invitation.ts';
+export {
   type EndedTerm,
   endElapsedTerms,
   findWorkspaceByOrder,

@@ -122,10 +122,18 @@ describe(`MPP channel on ${testDialect}`, () => {
     assert.equal(paid.headers.get('cache-control'), 'private');
     const result = await readResult(paid);
     assert.deepEqual(
-      { ...result, order_id: typeof result.order_id, message: typeof result.message },
+      {
+        ...result,
+        order_id: typeof result.order_id,
+        order_url: result.order_url
+          .replace(result.order_id, '{id}')
+          .replace(/key=[A-Za-z0-9_-]{43}$/, 'key={key}'),
+        message: typeof result.message,
+      },
       {
         status: 'completed',
         order_id: 'string',
+        order_url: `${fixture.runtime.config.baseUrl}/orders/{id}?key={key}`,
         plan: 'pro',
         amount: '29900',
         currency: 'usd',

@@ -23,7 +23,10 @@ export interface WebFixture extends PurchaseFixture {
   /** `http://127.0.0.1:<port>`: the service listens there and builds its links with it. */
   baseUrl: string;
   /** An agent buys a workspace through ACP; answers the invitation link emailed to `email`. */
-  buyWorkspace(email: string, itemId?: string): Promise<{ invitationUrl: string; workspaceId: string }>;
+  buyWorkspace(
+    email: string,
+    itemId?: string,
+  ): Promise<{ invitationUrl: string; workspaceId: string; orderUrl: string }>;
   /** Runs the email jobs and answers the newest invitation link sent to `email`. */
   latestInvitationUrl(email: string): Promise<string>;
 }
@@ -63,7 +66,11 @@ export async function startWebFixture(t: TestContext): Promise<WebFixture> {
         .select('workspace_id')
         .where('id', '=', completed.order?.id ?? '')
         .executeTakeFirstOrThrow();
-      return { invitationUrl, workspaceId: order.workspace_id };
+      return {
+        invitationUrl,
+        workspaceId: order.workspace_id,
+        orderUrl: completed.order?.permalink_url ?? '',
+      };
     },
   };
 }

@@ -1,6 +1,7 @@
 import { describeEntitlements, PLANS } from '../../catalog/index.ts';
 import type { CheckoutSession, SessionBuyer, SessionStatus } from '../../checkout/index.ts';
 import type { Config } from '../../config.ts';
+import { orderPageUrl } from '../../purchase/index.ts';
 import {
   type AcpCheckoutSession,
   type AcpStatus,
@@ -49,7 +50,7 @@ export function createSessionPresenter(config: Config): (session: CheckoutSessio
           order: {
             id: session.order.id,
             checkout_session_id: session.id,
-            permalink_url: `${config.baseUrl}/orders/${session.order.id}`,
+            permalink_url: orderPageUrl(config.baseUrl, session.order),
           },
         }
       : {}),

@@ -76,7 +76,7 @@ export async function mppChannel(app: FastifyInstance, options: MppChannelOption
             return reply
               .header('cache-control', 'private')
               .header('payment-receipt', paymentReceipt(answer.order))
-              .send(purchaseResult(answer.order));
+              .send(purchaseResult(answer.order, checkout.purchases.baseUrl));
           case 'refused':
             return sendChallenge(request, reply, { route, secret, clock: checkout.clock }, answer.refusal);
           case 'unfinished':

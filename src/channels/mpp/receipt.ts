@@ -1,5 +1,5 @@
 import { PLANS } from '../../catalog/index.ts';
-import type { Order } from '../../purchase/index.ts';
+import { type Order, orderPageUrl } from '../../purchase/index.ts';
 import { PAYMENT_METHOD } from './challenge.ts';
 import type { PurchaseResult } from './schemas.ts';
 
@@ -17,11 +17,12 @@ export function paymentReceipt(order: Order): string {
   return Buffer.from(JSON.stringify(receipt), 'utf8').toString('base64url');
 }
 
-export function purchaseResult(order: Order): PurchaseResult {
+export function purchaseResult(order: Order, baseUrl: string): PurchaseResult {
   const plan = PLANS[order.plan].name;
   return {
     status: 'completed',
     order_id: order.id,
+    order_url: orderPageUrl(baseUrl, order),
     plan: order.plan,
     amount: String(order.amount),
     currency: order.currency,

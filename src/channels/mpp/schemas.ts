@@ -61,6 +61,11 @@ export const PspPayload = Type.Object({
 export const PurchaseResult = Type.Object({
   status: Type.Literal('completed'),
   order_id: Type.String(),
+  order_url: Type.String({
+    format: 'uri',
+    description:
+      'The order page: what was bought, the payment reference, the owner invitation and a button to send it again. The link is the only key to it; keep it private.',
+  }),
   plan: Type.String({ description: 'The plan of the new workspace: starter, pro or enterprise.' }),
   amount: Type.String({ pattern: '^(0|[1-9][0-9]*)$', description: 'Amount charged, in cents.' }),
   currency: Type.Literal('usd'),

@@ -1,5 +1,6 @@
 import type { CheckoutError, CheckoutSession, SessionBuyer, SessionStatus } from '../../checkout/index.ts';
 import type { Config } from '../../config.ts';
+import { orderPageUrl } from '../../purchase/index.ts';
 import { isEmailAddress } from '../../shared/email.ts';
 import { err, ok, type Result } from '../../shared/result.ts';
 import { EXPIRED, errorMessage } from './errors.ts';
@@ -172,7 +173,7 @@ export function toCheckout(
     ],
     expires_at: session.expiresAt.toISOString(),
     ...(session.order
-      ? { order: { id: session.order.id, permalink_url: `${config.baseUrl}/orders/${session.order.id}` } }
+      ? { order: { id: session.order.id, permalink_url: orderPageUrl(config.baseUrl, session.order) } }
       : {}),
   };
 }
