@@ -13,6 +13,7 @@ import * as accountLinks from './migrations/0010_account_links.ts';
 import * as passkeys from './migrations/0011_passkeys.ts';
 import * as audit from './migrations/0012_audit.ts';
 import * as members from './migrations/0013_members.ts';
+import * as termNotices from './migrations/0015_term_notices.ts';
 
 /** The one ordered set of migrations, for both dialects. Append only; never edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -29,6 +30,7 @@ export const migrations: Record<string, Migration> = {
   '0011_passkeys': passkeys,
   '0012_audit': audit,
   '0013_members': members,
+  '0015_term_notices': termNotices,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema

@@ -35,6 +35,7 @@ import type {
   WorkspaceMembersTable,
   WorkspacesTable,
   WorkspaceTermsTable,
+  TermNoticesTable,
 } from '../workspace/workspace.table.ts';
 
 /** Every table of the service, each owned by the module whose folder defines it. */
@@ -44,6 +45,7 @@ export interface Database {
   dev_mailbox: DevMailboxTable;
   workspaces: WorkspacesTable;
   workspace_terms: WorkspaceTermsTable;
+  term_notices: TermNoticesTable;
   workspace_members: WorkspaceMembersTable;
   workspace_invitations: WorkspaceInvitationsTable;
   payment_attempts: PaymentAttemptsTable;
