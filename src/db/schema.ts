@@ -31,11 +31,11 @@ import type {
   WebhookSubscriptionsTable,
 } from '../webhooks/webhooks.table.ts';
 import type {
+  TermNoticesTable,
   WorkspaceInvitationsTable,
   WorkspaceMembersTable,
   WorkspacesTable,
   WorkspaceTermsTable,
-  TermNoticesTable,
 } from '../workspace/workspace.table.ts';
 
 /** Every table of the service, each owned by the module whose folder defines it. */

@@ -252,5 +252,10 @@ export function renderMovedToFree(input: MovedToFreeInput): RenderedMail {
 ${lines.map((line) => `<p>${escapeHtml(line)}</p>`).join('\n')}
 <p><a href="${escapeHtml(input.billingUrl)}">Open Billing</a></p>
 </body></html>`;
-  return { template: 'moved_to_free', subject: `"${input.workspaceName}" is now on the Free plan`, text, html };
+  return {
+    template: 'moved_to_free',
+    subject: `"${input.workspaceName}" is now on the Free plan`,
+    text,
+    html,
+  };
 }

@@ -194,11 +194,7 @@ export interface EndedTerm {
  * whose end has passed, the first run after downtime catches up on the ones missed. Each term is
  * closed with a conditional update, so concurrent instances close it once.
  */
-export async function endElapsedTerms(
-  db: Db,
-  ctx: WorkspaceContext,
-  batchSize = 100,
-): Promise<EndedTerm[]> {
+export async function endElapsedTerms(db: Db, ctx: WorkspaceContext, batchSize = 100): Promise<EndedTerm[]> {
   const ended: EndedTerm[] = [];
   for (;;) {
     const now = ctx.clock.now().getTime();

@@ -51,7 +51,14 @@ export async function sendDueTermReminders(
       const due = await db
         .selectFrom('workspace_terms as term')
         .innerJoin('workspaces', 'workspaces.id', 'term.workspace_id')
-        .select(['term.id', 'term.workspace_id', 'term.order_id', 'term.plan', 'term.ends_at', 'workspaces.name'])
+        .select([
+          'term.id',
+          'term.workspace_id',
+          'term.order_id',
+          'term.plan',
+          'term.ends_at',
+          'workspaces.name',
+        ])
         .where('term.ended_at', 'is', null)
         .where('term.starts_at', '<=', now)
         .where('term.ends_at', '<=', now + reminder.daysBefore * DAY_MS)
@@ -90,10 +97,20 @@ export async function sendDueTermReminders(
           billingUrl: billingUrl(ctx.baseUrl, term.workspace_id),
         });
         const recipients = await inTransaction(db, (trx) =>
-          recordNotice(trx, ctx, { termId: term.id, workspaceId: term.workspace_id, kind: reminder.kind }, mail),
+          recordNotice(
+            trx,
+            ctx,
+            { termId: term.id, workspaceId: term.workspace_id, kind: reminder.kind },
+            mail,
+          ),
         );
         if (recipients !== undefined)
-          sent.push({ workspaceId: term.workspace_id, orderId: term.order_id, kind: reminder.kind, recipients });
+          sent.push({
+            workspaceId: term.workspace_id,
+            orderId: term.order_id,
+            kind: reminder.kind,
+            recipients,
+          });
       }
     }
   }
@@ -121,8 +138,12 @@ export async function sendMovedToFree(
     billingUrl: billingUrl(ctx.baseUrl, term.workspaceId),
   });
   return (
-    (await recordNotice(trx, ctx, { termId: term.id, workspaceId: term.workspaceId, kind: 'moved_to_free' }, mail)) ??
-    0
+    (await recordNotice(
+      trx,
+      ctx,
+      { termId: term.id, workspaceId: term.workspaceId, kind: 'moved_to_free' },
+      mail,
+    )) ?? 0
   );
 }
 
@@ -151,7 +172,8 @@ async function recordNotice(
     .returning('term_id')
     .executeTakeFirst();
   if (!recorded) return undefined;
-  for (const address of owners) await queueMail(trx, ctx.clock, address, mail, { workspaceId: notice.workspaceId });
+  for (const address of owners)
+    await queueMail(trx, ctx.clock, address, mail, { workspaceId: notice.workspaceId });
   return owners.length;
 }
 
