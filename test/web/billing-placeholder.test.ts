@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DAY_MS } from '../../src/shared/clock.ts';
 import { endElapsedTerms } from '../../src/workspace/index.ts';
+import { assertAccessible, collectConsoleErrors, launchBrowser } from '../helpers/browser.ts';
 import { testDialect } from '../helpers/database.ts';
 import { acceptAsNewAccount, startAppFixture, webClient } from '../helpers/web.ts';
 
@@ -60,5 +61,24 @@ describe(`the Billing placeholder on ${testDialect}`, () => {
     const free = await again.get(billing);
     assert.match(free.body, /<dt>Plan<\/dt><dd>Free<\/dd>/);
     assert.match(free.body, /on the Free plan, with no paid term/);
+  });
+
+  it('passes axe on a phone', async (t) => {
+    const browser = await launchBrowser(t, { viewport: { width: 390, height: 844 } });
+    const fixture = await startAppFixture(t, { listen: true });
+    const page = await browser.newPage();
+    const consoleErrors = collectConsoleErrors(page);
+    const { workspaceId, invitationPath } = await fixture.provision({
+      email: 'ada@example.com',
+      name: 'Acme',
+    });
+    await page.goto(`${fixture.baseUrl}${invitationPath}`);
+    await page.getByLabel('New password').fill('correct horse battery staple');
+    await page.getByRole('button', { name: 'Accept and open the workspace' }).click();
+    await page.waitForURL(`${fixture.baseUrl}/w/${workspaceId}`);
+    await page.goto(`${fixture.baseUrl}/w/${workspaceId}/billing`);
+    await page.getByRole('heading', { name: 'Acme: Billing' }).waitFor();
+    await assertAccessible(page);
+    assert.deepEqual(consoleErrors, []);
   });
 });
