@@ -35,7 +35,7 @@ import {
   systemResolver,
   type TargetPolicy,
 } from './webhooks/index.ts';
-import { endElapsedTerms, findWorkspaceOwner } from './workspace/index.ts';
+import { endElapsedTerms, findWorkspaceOwner, sendDueTermReminders } from './workspace/index.ts';
 
 function loggerFrom(option: RuntimeOptions['logger']): FastifyBaseLogger {
   if (option === undefined) return pino({ level: 'silent' });
@@ -154,7 +154,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         name: 'workspace.end-elapsed-terms',
         intervalMs: MINUTE_MS,
         run: async () => {
-          for (const term of await endElapsedTerms(database.db, clock)) {
+          for (const term of await endElapsedTerms(database.db, { clock, baseUrl: config.baseUrl })) {
             app.log.info(
               {
                 event: 'term.ended',
@@ -162,9 +162,19 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
                 orderId: term.orderId,
                 plan: term.plan,
                 planNow: term.planNow,
+                ownersNotified: term.ownersNotified,
               },
               'term ended',
             );
+          }
+        },
+      },
+      {
+        name: 'workspace.term-reminders',
+        intervalMs: 15 * MINUTE_MS,
+        run: async () => {
+          for (const notice of await sendDueTermReminders(database.db, { clock, baseUrl: config.baseUrl })) {
+            app.log.info({ event: 'term.reminder_queued', ...notice }, 'term end reminder queued');
           }
         },
       },

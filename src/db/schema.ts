@@ -31,6 +31,7 @@ import type {
   WebhookSubscriptionsTable,
 } from '../webhooks/webhooks.table.ts';
 import type {
+  TermNoticesTable,
   WorkspaceInvitationsTable,
   WorkspaceMembersTable,
   WorkspacesTable,
@@ -44,6 +45,7 @@ export interface Database {
   dev_mailbox: DevMailboxTable;
   workspaces: WorkspacesTable;
   workspace_terms: WorkspaceTermsTable;
+  term_notices: TermNoticesTable;
   workspace_members: WorkspaceMembersTable;
   workspace_invitations: WorkspaceInvitationsTable;
   payment_attempts: PaymentAttemptsTable;

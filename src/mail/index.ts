@@ -4,16 +4,20 @@ export { type MailLogger, queueMail, SEND_MAIL_JOB, sendMailJob } from './outbox
 export {
   type AccountLinkInput,
   type EmailChangedInput,
+  type MovedToFreeInput,
   type OwnerInvitationInput,
   type RenderedMail,
   renderEmailChangeConfirmation,
   renderEmailChanged,
+  renderMovedToFree,
   renderOwnerInvitation,
   renderPasswordReset,
   renderSignInLink,
   renderTeamInvitation,
+  renderTermEnding,
   renderWebhookDisabled,
   type TeamInvitationInput,
+  type TermEndingInput,
   type WebhookDisabledInput,
 } from './templates.ts';
 export {

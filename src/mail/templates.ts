@@ -200,3 +200,62 @@ ${lines.map((line) => `<p>${escapeHtml(line)}</p>`).join('\n')}
 </body></html>`;
   return { template: 'email_changed', subject: 'The email address of your account was changed', text, html };
 }
+
+export interface TermEndingInput {
+  workspaceName: string;
+  planName: string;
+  endsAt: Date;
+  /** 7 or 1: which reminder this is. */
+  daysBefore: 7 | 1;
+  billingUrl: string;
+}
+
+/** The owners are told 7 days and 1 day before a paid term ends; terms never renew. */
+export function renderTermEnding(input: TermEndingInput): RenderedMail {
+  const ends = dateFormat.format(input.endsAt);
+  const when = input.daysBefore === 1 ? 'tomorrow' : 'in 7 days';
+  const lines = [
+    `The ${input.planName} term of your compliance workspace "${input.workspaceName}" ends ${when}, on ${ends} (UTC).`,
+    'It does not renew and nothing is charged. When it ends, the workspace moves to the Free plan; nothing is deleted.',
+    'To stay on a paid plan, choose one in Billing:',
+  ];
+  const text = [...lines, input.billingUrl].join('\n');
+  const html = `<!doctype html>
+<html><body style="font-family: sans-serif">
+${lines.map((line) => `<p>${escapeHtml(line)}</p>`).join('\n')}
+<p><a href="${escapeHtml(input.billingUrl)}">Open Billing</a></p>
+</body></html>`;
+  return {
+    template: input.daysBefore === 1 ? 'term_ending_1_day' : 'term_ending_7_days',
+    subject: `Your ${input.planName} term ends ${when}`,
+    text,
+    html,
+  };
+}
+
+export interface MovedToFreeInput {
+  workspaceName: string;
+  /** The plan of the term that ended. */
+  planName: string;
+  endedAt: Date;
+  billingUrl: string;
+}
+
+export function renderMovedToFree(input: MovedToFreeInput): RenderedMail {
+  const lines = [
+    `The ${input.planName} term of your compliance workspace "${input.workspaceName}" ended on ${dateFormat.format(input.endedAt)} (UTC), and the workspace is now on the Free plan.`,
+    'Nothing was deleted. To move back to a paid plan, choose one in Billing:',
+  ];
+  const text = [...lines, input.billingUrl].join('\n');
+  const html = `<!doctype html>
+<html><body style="font-family: sans-serif">
+${lines.map((line) => `<p>${escapeHtml(line)}</p>`).join('\n')}
+<p><a href="${escapeHtml(input.billingUrl)}">Open Billing</a></p>
+</body></html>`;
+  return {
+    template: 'moved_to_free',
+    subject: `"${input.workspaceName}" is now on the Free plan`,
+    text,
+    html,
+  };
+}

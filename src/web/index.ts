@@ -6,6 +6,7 @@ import { renderPage, sendHtml, sendPage } from './render.ts';
 import { accountRoutes } from './routes/account.ts';
 import { accountLinkRoutes } from './routes/account-links.ts';
 import { auditRoutes } from './routes/audit.ts';
+import { billingRoutes } from './routes/billing.ts';
 import { integrationRoutes } from './routes/integrations.ts';
 import { invitationRoutes } from './routes/invitations.ts';
 import { memberRoutes } from './routes/members.ts';
@@ -68,6 +69,7 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
   passkeyRoutes(scope, routeDeps);
   webhookRoutes(scope, routeDeps);
   orderRoutes(scope, routeDeps);
+  billingRoutes(scope, routeDeps);
 }
 
 /**

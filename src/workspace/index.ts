@@ -61,4 +61,5 @@ export {
   type Workspace,
   type WorkspaceContext,
 } from './service.ts';
-export type { MemberRole } from './workspace.table.ts';
+export { type SentTermNotice, sendDueTermReminders } from './term-notices.ts';
+export type { MemberRole, TermNoticeKind } from './workspace.table.ts';

@@ -6,6 +6,7 @@ import type { Clock } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
 import { publishEvent } from '../webhooks/index.ts';
 import { sendInvitation } from './send-invitation.ts';
+import { sendMovedToFree } from './term-notices.ts';
 
 export interface WorkspaceContext {
   clock: Clock;
@@ -184,6 +185,8 @@ export interface EndedTerm {
   /** The workspace's plan now: Free, unless another term is still in force. */
   planNow: PlanId;
   endedAt: Date;
+  /** How many owners were emailed that the workspace moved to Free (0 when it did not move). */
+  ownersNotified: number;
 }
 
 /**
@@ -191,10 +194,10 @@ export interface EndedTerm {
  * whose end has passed, the first run after downtime catches up on the ones missed. Each term is
  * closed with a conditional update, so concurrent instances close it once.
  */
-export async function endElapsedTerms(db: Db, clock: Clock, batchSize = 100): Promise<EndedTerm[]> {
+export async function endElapsedTerms(db: Db, ctx: WorkspaceContext, batchSize = 100): Promise<EndedTerm[]> {
   const ended: EndedTerm[] = [];
   for (;;) {
-    const now = clock.now().getTime();
+    const now = ctx.clock.now().getTime();
     const due = await db
       .selectFrom('workspace_terms')
       .select(termColumns)
@@ -206,14 +209,14 @@ export async function endElapsedTerms(db: Db, clock: Clock, batchSize = 100): Pr
       .execute();
     if (due.length === 0) return ended;
     for (const term of due) {
-      const planNow = await db.transaction().execute((trx) => closeTerm(trx, clock, term, now));
-      if (planNow)
+      const closed = await db.transaction().execute((trx) => closeTerm(trx, ctx, term, now));
+      if (closed)
         ended.push({
           workspaceId: term.workspace_id,
           orderId: term.order_id,
           plan: term.plan,
-          planNow,
           endedAt: new Date(now),
+          ...closed,
         });
     }
   }
@@ -221,15 +224,17 @@ export async function endElapsedTerms(db: Db, clock: Clock, batchSize = 100): Pr
 
 /**
  * Closes one term with a conditional update (concurrent instances close it once) and, when no
- * other term is open, moves the workspace to Free; each change publishes its event. Answers the
- * workspace's plan afterwards, or false when another instance closed the term first.
+ * other term is open, moves the workspace to Free and emails its owners; each change publishes
+ * its event. Answers the workspace's plan afterwards, or false when another instance closed the
+ * term first.
  */
 async function closeTerm(
   trx: Tx,
-  clock: Clock,
+  ctx: WorkspaceContext,
   term: TermRow & { id: string; workspace_id: string },
   now: number,
-): Promise<PlanId | false> {
+): Promise<{ planNow: PlanId; ownersNotified: number } | false> {
+  const { clock } = ctx;
   const result = await trx
     .updateTable('workspace_terms')
     .set({ ended_at: now })
@@ -261,7 +266,7 @@ async function closeTerm(
     .select('plan')
     .where('id', '=', workspaceId)
     .executeTakeFirstOrThrow();
-  if (stillOpen || workspace.plan === 'free') return workspace.plan;
+  if (stillOpen || workspace.plan === 'free') return { planNow: workspace.plan, ownersNotified: 0 };
   await trx
     .updateTable('workspaces')
     .set({ plan: 'free', updated_at: now })
@@ -283,5 +288,11 @@ async function closeTerm(
     },
     at: new Date(now),
   });
-  return 'free';
+  const ownersNotified = await sendMovedToFree(trx, ctx, {
+    id: term.id,
+    workspaceId,
+    plan: term.plan,
+    endedAt: new Date(now),
+  });
+  return { planNow: 'free', ownersNotified };
 }

@@ -22,6 +22,17 @@ export interface WorkspaceTermsTable {
   created_at: number;
 }
 
+export type TermNoticeKind = 'reminder_7_days' | 'reminder_1_day' | 'moved_to_free';
+
+/** One email about a term's end, sent to the owners once: the key (term, kind) is unique. */
+export interface TermNoticesTable {
+  term_id: string;
+  kind: TermNoticeKind;
+  /** How many owners it went to (0 when the workspace had none to tell). */
+  recipients: number;
+  sent_at: number;
+}
+
 export type MemberRole = 'owner' | 'admin' | 'member';
 
 export interface WorkspaceMembersTable {

@@ -44,7 +44,10 @@ describe(`GET /api/v1/me on ${testDialect}`, () => {
   it('shows the Free plan and no term once the term has ended', async (t) => {
     const api = await startApiFixture(t);
     api.runtime.clock.advance(366 * DAY_MS);
-    await endElapsedTerms(api.runtime.database.db, api.runtime.clock);
+    await endElapsedTerms(api.runtime.database.db, {
+      clock: api.runtime.clock,
+      baseUrl: api.runtime.config.baseUrl,
+    });
     const me = await api.call('GET', '/me');
     assert.deepEqual([me.status, me.body.plan, me.body.term], [200, 'free', null]);
   });

@@ -49,7 +49,10 @@ async function proWorkspace(t: TestContext): Promise<Workspace> {
 async function moveToFree(workspace: Workspace): Promise<void> {
   const { runtime } = workspace.fixture;
   runtime.clock.advance(400 * DAY_MS);
-  const ended = await endElapsedTerms(runtime.database.db, runtime.clock);
+  const ended = await endElapsedTerms(runtime.database.db, {
+    clock: runtime.clock,
+    baseUrl: runtime.config.baseUrl,
+  });
   assert.deepEqual(
     ended.map((term) => term.planNow),
     ['free'],

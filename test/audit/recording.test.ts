@@ -233,8 +233,8 @@ describe(`the audit log records each change with who, what and where, on ${testD
     assert.equal((await db.selectFrom('audit_events').selectAll().execute()).length, 0);
     const { workspace } = await inTransaction(db, (trx) => buy(trx, 'ord_1'));
     clock.advance(40 * DAY_MS);
-    await endElapsedTerms(db, clock);
-    await endElapsedTerms(db, clock);
+    await endElapsedTerms(db, { clock, baseUrl: 'http://svc.test' });
+    await endElapsedTerms(db, { clock, baseUrl: 'http://svc.test' });
 
     const events = await eventsOf(db, workspace.id);
     assert.deepEqual(

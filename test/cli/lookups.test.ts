@@ -77,7 +77,10 @@ describe(`an operator finds workspaces and orders with the CLI on ${testDialect}
         created_at: now - 39 * DAY_MS,
       })
       .execute();
-    assert.equal((await endElapsedTerms(database.db, fixture.clock)).length, 1);
+    assert.equal(
+      (await endElapsedTerms(database.db, { clock: fixture.clock, baseUrl: 'http://svc.test' })).length,
+      1,
+    );
 
     const env = serviceEnvironment(database);
     const svc = async (...args: string[]): Promise<Outcome> => {

@@ -77,7 +77,10 @@ describe(`webhook delivery on ${testDialect}`, () => {
     await changeEverything(api);
     await caller(api)('POST', `/hooks/${id}/test`);
     api.runtime.clock.advance(366 * DAY_MS);
-    const ended = await endElapsedTerms(api.runtime.database.db, api.runtime.clock);
+    const ended = await endElapsedTerms(api.runtime.database.db, {
+      clock: api.runtime.clock,
+      baseUrl: api.runtime.config.baseUrl,
+    });
     assert.equal(ended.length, 1, 'the yearly term ended');
     await hooks.deliver();
 
