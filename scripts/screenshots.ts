@@ -175,6 +175,49 @@ try {
   await page.goto(`${workspaceUrl}/audit`);
   await shoot(page, 'audit');
 
+  const api = (method: string, url: string, body: object) =>
+    fetch(`${baseUrl}/api/v1${url}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }).then((response) => response.json() as Promise<{ id: string }>);
+  const controls = (
+    (await fetch(`${baseUrl}/api/v1/controls?limit=200`, {
+      headers: { authorization: `Bearer ${key}` },
+    }).then((response) => response.json())) as { data: { id: string }[] }
+  ).data;
+  const owner = await api('POST', '/people', { email: 'ada@acme.example', name: 'Ada Lovelace' });
+  for (const [index, control] of controls.entries()) {
+    const status =
+      index % 7 === 3
+        ? 'not_applicable'
+        : index % 3 === 0
+          ? 'implemented'
+          : index % 4 === 1
+            ? 'in_progress'
+            : null;
+    if (status) await api('PATCH', `/controls/${control.id}`, { status, owner_id: owner.id });
+  }
+  for (const [title, likelihood, impact] of [
+    ['Leavers keep access to SaaS tools', 4, 4],
+    ['Laptop theft exposes customer data', 3, 5],
+    ['Single cloud region outage', 2, 5],
+    ['Phishing of finance staff', 4, 3],
+    ['Unpatched build servers', 3, 3],
+    ['Vendor loses backup tapes', 1, 4],
+  ] as const) {
+    await api('POST', '/risks', { title, likelihood, impact, treatment: 'mitigate' });
+  }
+  await api('POST', '/evidence', {
+    title: 'Restore test, Q1 2026',
+    url: 'https://wiki.acme.example/restore-test-2026-q1',
+    control_ids: [controls[0]?.id],
+  });
+  await page.goto(workspaceUrl);
+  await shoot(page, 'glance');
+  await page.goto(`${workspaceUrl}/controls?theme=people`);
+  await shoot(page, 'controls');
+
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.goto(`${baseUrl}/sign-in`);
   await page.getByLabel('Email address').fill('ada@acme.example');

@@ -77,7 +77,9 @@ export {
   getRisk,
   listRisks,
   Risk,
+  type RiskSeverity,
   RisksFilter,
+  severityOf,
   UpdateRiskBody,
   updateRisk,
 } from './risks.ts';

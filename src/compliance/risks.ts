@@ -32,7 +32,7 @@ const SEVERITY_BANDS = [
   { severity: 'high', min: 10, max: 16 },
   { severity: 'critical', min: 17, max: 25 },
 ] as const;
-type RiskSeverity = (typeof SEVERITY_BANDS)[number]['severity'];
+export type RiskSeverity = (typeof SEVERITY_BANDS)[number]['severity'];
 
 const RiskTreatmentSchema = Type.Enum(RISK_TREATMENTS);
 const RiskStatusSchema = Type.Enum(RISK_STATUSES);
@@ -128,7 +128,8 @@ export const RisksFilter = Type.Object({
 });
 export type RisksFilter = Static<typeof RisksFilter>;
 
-function severityOf(score: number): RiskSeverity {
+/** The severity band of a likelihood x impact score (1-25). */
+export function severityOf(score: number): RiskSeverity {
   const band = SEVERITY_BANDS.find((candidate) => score <= candidate.max) ?? SEVERITY_BANDS[3];
   return band.severity;
 }

@@ -7,6 +7,7 @@ import { accountRoutes } from './routes/account.ts';
 import { accountLinkRoutes } from './routes/account-links.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { billingRoutes } from './routes/billing.ts';
+import { controlRoutes } from './routes/controls.ts';
 import { integrationRoutes } from './routes/integrations.ts';
 import { invitationRoutes } from './routes/invitations.ts';
 import { memberRoutes } from './routes/members.ts';
@@ -63,6 +64,7 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
   accountRoutes(scope, routeDeps);
   invitationRoutes(scope, routeDeps);
   workspaceRoutes(scope, routeDeps);
+  controlRoutes(scope, routeDeps);
   integrationRoutes(scope, routeDeps);
   memberRoutes(scope, routeDeps);
   auditRoutes(scope, routeDeps);

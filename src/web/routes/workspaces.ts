@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { PLANS } from '../../catalog/index.ts';
 import { canManageWorkspace, listMemberships } from '../../workspace/index.ts';
+import { BAR_ORDER, IMPACT_LABELS, RATING_LABELS, STATUS_LABELS, workspaceGlance } from '../glance.ts';
 import { membershipFor, signedInUser } from '../guard.ts';
 import { sendPage } from '../render.ts';
 import type { RouteDeps } from './deps.ts';
@@ -25,6 +26,11 @@ export function workspaceRoutes(app: FastifyInstance, deps: RouteDeps): void {
       role,
       planName: PLANS[workspace.plan].name,
       canManage: canManageWorkspace(role),
+      glance: await workspaceGlance(deps, workspace.id, request.log),
+      barOrder: BAR_ORDER,
+      statusLabels: STATUS_LABELS,
+      ratingLabels: RATING_LABELS,
+      impactLabels: IMPACT_LABELS,
     });
   });
 }
