@@ -56,10 +56,12 @@ export function isStorable(value: string): boolean {
 
 /**
  * Where to go after signing in or out: only a path on this site (`/w/...`), never another origin
- * (`//evil.example`, `/\evil.example`, `https://...`); anything else is the default.
+ * (`//evil.example`, `/\evil.example`, `https://...`); anything else, a repeated `next` (an
+ * array) included, is the default.
  */
-export function safeNextPath(next: string | undefined, fallback: string): string {
+export function safeNextPath(next: unknown, fallback: string): string {
   if (
+    typeof next !== 'string' ||
     !next ||
     next.length > 512 ||
     !next.startsWith('/') ||

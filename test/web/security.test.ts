@@ -138,6 +138,9 @@ describe(`web app security on ${testDialect}`, () => {
     }
     const page = await webClient(fixture.runtime.app).get('/sign-in?next=//evil.example');
     assert.match(page.body, /name="next" value="\/workspaces"/);
+    const repeated = await webClient(fixture.runtime.app).get('/sign-in?next=/a&next=/b');
+    assert.equal(repeated.status, 200, 'a repeated next is the default, not a 500');
+    assert.match(repeated.body, /name="next" value="\/workspaces"/);
   });
 
   it('keeps members out of owner and admin pages, and everyone else out of the workspace', async (t) => {
