@@ -350,6 +350,15 @@ async function openInvitation(trx: Tx, workspaceId: string, invitationId: string
     .executeTakeFirst();
 }
 
+/** An open invitation of the workspace that the actor's role may resend or withdraw. */
+async function manageableInvitation(trx: Tx, workspaceId: string, invitationId: string, actor: MemberRow) {
+  if (!canManageWorkspace(actor.role)) return err({ code: 'forbidden' as const });
+  const invitation = await openInvitation(trx, workspaceId, invitationId);
+  if (!invitation) return err({ code: 'not_found' as const });
+  if (!canManageRole(actor.role, invitation.role)) return err({ code: 'forbidden' as const });
+  return ok(invitation);
+}
+
 /** Sends a pending (or expired) invitation again with a fresh link; the old link stops working. */
 export function resendMemberInvitation(
   db: Db,
@@ -358,10 +367,9 @@ export function resendMemberInvitation(
   source: AuditSource,
 ): Change<{ email: string }> {
   return withActor(db, input.workspaceId, input.actorUserId, async (trx, actor) => {
-    if (!canManageWorkspace(actor.role)) return err({ code: 'forbidden' as const });
-    const invitation = await openInvitation(trx, input.workspaceId, input.invitationId);
-    if (!invitation) return err({ code: 'not_found' as const });
-    if (!canManageRole(actor.role, invitation.role)) return err({ code: 'forbidden' as const });
+    const managed = await manageableInvitation(trx, input.workspaceId, input.invitationId, actor);
+    if (!managed.ok) return managed;
+    const invitation = managed.value;
     const workspace = await getWorkspace(trx, input.workspaceId);
     if (!workspace) return err({ code: 'not_member' as const });
     const sent = await reissueInvitation(trx, ctx, workspace, {
@@ -392,10 +400,9 @@ export function revokeMemberInvitation(
   source: AuditSource,
 ): Change<{ email: string }> {
   return withActor(db, input.workspaceId, input.actorUserId, async (trx, actor) => {
-    if (!canManageWorkspace(actor.role)) return err({ code: 'forbidden' as const });
-    const invitation = await openInvitation(trx, input.workspaceId, input.invitationId);
-    if (!invitation) return err({ code: 'not_found' as const });
-    if (!canManageRole(actor.role, invitation.role)) return err({ code: 'forbidden' as const });
+    const managed = await manageableInvitation(trx, input.workspaceId, input.invitationId, actor);
+    if (!managed.ok) return managed;
+    const invitation = managed.value;
     await withdrawInvitations(trx, input.workspaceId, invitation.email, ctx.clock.now().getTime(), {
       includingAccepted: false,
     });
