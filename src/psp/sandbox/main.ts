@@ -53,6 +53,10 @@ function portFromEnvironment(value: string | undefined): number {
 function webhookEndpointFromEnvironment(): WebhookEndpoint | undefined {
   const url = process.env.PSP_SANDBOX_WEBHOOK_URL;
   if (url === undefined || url === '') return undefined;
+  const protocol = URL.canParse(url) ? new URL(url).protocol : undefined;
+  if (protocol !== 'http:' && protocol !== 'https:') {
+    throw new Error(`PSP_SANDBOX_WEBHOOK_URL must be an http(s) URL, got '${url}'`);
+  }
   return { url, secret: process.env.PSP_SANDBOX_WEBHOOK_SECRET || DEFAULT_WEBHOOK_SECRET };
 }
 
