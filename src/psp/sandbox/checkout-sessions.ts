@@ -84,19 +84,21 @@ export class CheckoutSessions {
   complete(record: CheckoutSessionRecord, email: string): CheckoutSessionRecord {
     const { session } = record;
     if (session.status !== 'open') return record;
-    const intent = recordCardPayment(this.#state, {
-      amount: session.amount_total,
-      currency: session.currency,
-      metadata: record.paymentIntentMetadata,
+    return this.#state.atomically(() => {
+      const intent = recordCardPayment(this.#state, {
+        amount: session.amount_total,
+        currency: session.currency,
+        metadata: record.paymentIntentMetadata,
+      });
+      session.status = 'complete';
+      session.payment_status = 'paid';
+      session.payment_intent = intent.id;
+      session.customer_details = { email };
+      record.pendingAuthentication = null;
+      this.#state.saveCheckoutSession(record);
+      this.#events.emit('checkout.session.completed', session);
+      return record;
     });
-    session.status = 'complete';
-    session.payment_status = 'paid';
-    session.payment_intent = intent.id;
-    session.customer_details = { email };
-    record.pendingAuthentication = null;
-    this.#state.saveCheckoutSession(record);
-    this.#events.emit('checkout.session.completed', session);
-    return record;
   }
 
   /** A 3-D Secure card awaits the buyer's authentication (or its failure). */
@@ -111,11 +113,13 @@ export class CheckoutSessions {
   }
 
   #expire(record: CheckoutSessionRecord): CheckoutSessionRecord {
-    record.session.status = 'expired';
-    record.pendingAuthentication = null;
-    this.#state.saveCheckoutSession(record);
-    this.#events.emit('checkout.session.expired', record.session);
-    return record;
+    return this.#state.atomically(() => {
+      record.session.status = 'expired';
+      record.pendingAuthentication = null;
+      this.#state.saveCheckoutSession(record);
+      this.#events.emit('checkout.session.expired', record.session);
+      return record;
+    });
   }
 }
 

@@ -244,13 +244,22 @@ export class SandboxState {
 
   /** Stores a new event and, when there is an endpoint to send it to, its pending delivery. */
   insertEvent(id: string, payload: string, delivery: EventDeliveryRecord | undefined): void {
-    this.#db.exec('begin');
-    try {
+    this.atomically(() => {
       this.#db.prepare('insert into events (id, payload) values (?, ?)').run(id, payload);
       if (delivery) this.saveDelivery(delivery);
-      this.#db.exec('commit');
+    });
+  }
+
+  /** Runs `work` as one unit of writes (nestable: a savepoint inside an outer one). */
+  atomically<T>(work: () => T): T {
+    this.#db.exec('savepoint sandbox_work');
+    try {
+      const result = work();
+      this.#db.exec('release sandbox_work');
+      return result;
     } catch (error) {
-      this.#db.exec('rollback');
+      this.#db.exec('rollback to sandbox_work');
+      this.#db.exec('release sandbox_work');
       throw error;
     }
   }
