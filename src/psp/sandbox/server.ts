@@ -46,6 +46,7 @@ export interface PspSandbox {
  * (SPTs), and Checkout Sessions with their hosted page and signed events.
  */
 export function buildPspSandbox(options: PspSandboxOptions = {}): PspSandbox {
+  const endpoint = checkedEndpoint(options.webhookEndpoint);
   const now = options.now ?? (() => new Date());
   const state = new SandboxState(now, options.dataFile);
   const faults = new SandboxFaults();
@@ -66,7 +67,7 @@ export function buildPspSandbox(options: PspSandboxOptions = {}): PspSandbox {
     idempotency: new IdempotencyStore(state),
   });
   const events = new SandboxEvents(state, {
-    endpoint: checkedEndpoint(options.webhookEndpoint),
+    endpoint,
     retryDelaysMs: options.eventRetryDelaysMs ?? DEFAULT_EVENT_RETRY_DELAYS_MS,
     apiVersion: DEFAULT_STRIPE_VERSION,
     reportError: (error) => app.log.error({ err: error }, 'PSP sandbox event delivery failed'),
