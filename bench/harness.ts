@@ -54,4 +54,5 @@ export const PRODUCTION_ENV = {
   PSP_SECRET_KEY: 'sk_test_bench',
   SMTP_URL: 'smtp://mail.invalid:587',
   MPP_SECRET: 'bench-mpp-secret-of-at-least-32-bytes',
+  PSP_WEBHOOK_SECRET: 'whsec_bench',
 };

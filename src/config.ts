@@ -16,7 +16,8 @@ export interface Config {
   siteUrl: string;
   dataDir: string;
   database: DatabaseConfig;
-  psp: PspConfig & { apiVersion: string; networkProfileId: string };
+  /** `webhookSecret` verifies the provider's signed events (PSP_WEBHOOK_SECRET; the sandbox signs with it too). */
+  psp: PspConfig & { apiVersion: string; networkProfileId: string; webhookSecret: string };
   smtpUrl: string | undefined;
   mailFrom: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -130,6 +131,19 @@ function readPsp(env: Env): PspConfig {
   return { kind: 'remote', secretKey, apiBase };
 }
 
+function readWebhookSecret(env: Env): string {
+  const secret = env.PSP_WEBHOOK_SECRET;
+  if (secret === undefined || secret === '') return 'whsec_sandbox';
+  if (!/^whsec_\S+$/.test(secret)) {
+    throw new ConfigError(
+      'PSP_WEBHOOK_SECRET',
+      'a webhook signing secret starting with whsec_',
+      '<redacted>',
+    );
+  }
+  return secret;
+}
+
 function readMppSecret(env: Env): string | undefined {
   const secret = env.MPP_SECRET;
   if (secret === undefined || secret === '') return undefined;
@@ -153,6 +167,8 @@ const REQUIRED_IN_PRODUCTION: Record<string, string> = {
   BASE_URL: "set in production to the service's public URL, or links point to localhost",
   MPP_SECRET:
     'set in production to at least 32 random bytes shared by every instance (openssl rand -base64 32)',
+  PSP_WEBHOOK_SECRET:
+    "set in production to the signing secret (whsec_...) of the provider's webhook endpoint for /psp/events",
 };
 
 function refuseDevelopmentDefaultsInProduction(env: Env, nodeEnv: Config['env']): void {
@@ -198,7 +214,12 @@ export function loadConfig(env: Env = process.env): Config {
     siteUrl: readHttpUrl(env, 'SITE_URL', baseUrl),
     dataDir,
     database: readDatabase(env, dataDir),
-    psp: { ...psp, apiVersion: env.PSP_API_VERSION || '2026-07-29.preview', networkProfileId },
+    psp: {
+      ...psp,
+      apiVersion: env.PSP_API_VERSION || '2026-07-29.preview',
+      networkProfileId,
+      webhookSecret: readWebhookSecret(env),
+    },
     smtpUrl,
     mailFrom: env.MAIL_FROM || 'Svc Workspaces <no-reply@localhost>',
     logLevel: readChoice(

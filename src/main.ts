@@ -66,6 +66,7 @@ async function start(config: Config): Promise<void> {
               port: psp.port,
               secretKey: psp.secretKey,
               dataFile: sandboxDataFile(config.dataDir),
+              webhookEndpoint: { url: `${config.baseUrl}/psp/events`, secret: config.psp.webhookSecret },
             }),
         )
       : undefined;

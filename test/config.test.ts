@@ -14,6 +14,7 @@ const PRODUCTION = {
   SMTP_URL: 'smtp://mailer:secret@mail.example.com:587',
   BASE_URL: 'https://svc.example.com',
   MPP_SECRET: 'an-mpp-secret-of-at-least-32-bytes!',
+  PSP_WEBHOOK_SECRET: 'whsec_production',
 };
 
 describe('configuration', () => {
@@ -24,6 +25,7 @@ describe('configuration', () => {
     assert.equal(config.siteUrl, config.baseUrl);
     assert.deepEqual(config.database, { kind: 'sqlite', file: path.resolve('data/svc.sqlite') });
     assert.equal(config.psp.kind, 'sandbox');
+    assert.equal(config.psp.webhookSecret, 'whsec_sandbox');
     assert.equal(config.smtpUrl, undefined);
     assert.equal(config.idempotency.staleAfterMs, 30_000);
   });
@@ -46,6 +48,10 @@ describe('configuration', () => {
     [{ NODE_ENV: 'staging' }, 'NODE_ENV must be one of development, production, test'],
     [{ SMTP_URL: 'mail.example.com' }, 'SMTP_URL must be an smtp:// or smtps:// URL'],
     [{ PSP_SECRET_KEY: 'hunter2' }, 'PSP_SECRET_KEY must be a secret key starting with sk_test_'],
+    [
+      { PSP_WEBHOOK_SECRET: 'hunter2' },
+      'PSP_WEBHOOK_SECRET must be a webhook signing secret starting with whsec_',
+    ],
     [
       { ...PRODUCTION, WEBHOOK_ALLOW_LOOPBACK: 'true' },
       'WEBHOOK_ALLOW_LOOPBACK must be unset or false in production',
@@ -75,6 +81,7 @@ describe('configuration', () => {
     assert.equal(config.smtpUrl, PRODUCTION.SMTP_URL);
     assert.equal(config.baseUrl, PRODUCTION.BASE_URL);
     assert.equal(config.mpp.secret, PRODUCTION.MPP_SECRET);
+    assert.equal(config.psp.webhookSecret, PRODUCTION.PSP_WEBHOOK_SECRET);
   });
 
   it('refuses production without them, one line for each missing variable', () => {
@@ -87,11 +94,18 @@ describe('configuration', () => {
           'Configuration error: SMTP_URL must be set in production to an smtp:// or smtps:// URL, or email stays in the dev mailbox (it is not set).',
           "Configuration error: BASE_URL must be set in production to the service's public URL, or links point to localhost (it is not set).",
           'Configuration error: MPP_SECRET must be set in production to at least 32 random bytes shared by every instance (openssl rand -base64 32) (it is not set).',
+          "Configuration error: PSP_WEBHOOK_SECRET must be set in production to the signing secret (whsec_...) of the provider's webhook endpoint for /psp/events (it is not set).",
         ]);
         return true;
       },
     );
-    for (const variable of ['PSP_SECRET_KEY', 'SMTP_URL', 'BASE_URL', 'MPP_SECRET'] as const) {
+    for (const variable of [
+      'PSP_SECRET_KEY',
+      'SMTP_URL',
+      'BASE_URL',
+      'MPP_SECRET',
+      'PSP_WEBHOOK_SECRET',
+    ] as const) {
       assert.throws(
         () => loadConfig({ ...PRODUCTION, [variable]: '' }),
         (error: unknown) =>
@@ -144,7 +158,9 @@ describe('configuration', () => {
         .trim()
         .split('\n')
         .map((line) => line.replace(/ must .*/, '')),
-      ['PSP_SECRET_KEY', 'SMTP_URL', 'MPP_SECRET'].map((variable) => `Configuration error: ${variable}`),
+      ['PSP_SECRET_KEY', 'SMTP_URL', 'MPP_SECRET', 'PSP_WEBHOOK_SECRET'].map(
+        (variable) => `Configuration error: ${variable}`,
+      ),
     );
   });
 

@@ -102,6 +102,7 @@ describe(`mail outbox on ${testDialect}`, () => {
         PSP_SECRET_KEY: 'sk_test_x',
         SMTP_URL: 'smtp://mail.invalid:587',
         MPP_SECRET: 'an-mpp-secret-of-at-least-32-bytes!',
+        PSP_WEBHOOK_SECRET: 'whsec_outbox',
       },
       // Even if a dev-mailbox transport were wired in, production does not serve its pages.
       mailTransport: { kind: 'dev-mailbox', send: async () => ({ messageId: 'unused' }), close() {} },

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../config.ts';
+import { DEFAULT_WEBHOOK_SECRET, type SandboxEvents, type WebhookEndpoint } from './events.ts';
 import type { SandboxFaults } from './faults.ts';
 import { buildPspSandbox, DEFAULT_SECRET_KEY, type PspSandboxOptions } from './server.ts';
 import type { SandboxState } from './state.ts';
@@ -20,6 +21,8 @@ export interface RunningPspSandbox {
   readonly port: number;
   readonly state: SandboxState;
   readonly faults: SandboxFaults;
+  /** Events sent to the webhook endpoint: list, resend, pause, resume, flush. */
+  readonly events: SandboxEvents;
   close(): Promise<void>;
 }
 
@@ -30,12 +33,12 @@ export function sandboxDataFile(dataDir: string): string {
 
 /** Starts the sandbox in-process (for the main service and tests). */
 export async function startPspSandbox(options: StartPspSandboxOptions = {}): Promise<RunningPspSandbox> {
-  const { app, state, faults } = buildPspSandbox(options);
+  const { app, state, faults, events } = buildPspSandbox(options);
   const host = options.host ?? DEFAULT_HOST;
   await app.listen({ host, port: options.port ?? 0 });
   const { port } = app.server.address() as AddressInfo;
   const urlHost = host.includes(':') ? `[${host}]` : host;
-  return { url: `http://${urlHost}:${port}`, port, state, faults, close: () => app.close() };
+  return { url: `http://${urlHost}:${port}`, port, state, faults, events, close: () => app.close() };
 }
 
 function portFromEnvironment(value: string | undefined): number {
@@ -45,6 +48,16 @@ function portFromEnvironment(value: string | undefined): number {
     throw new Error(`PSP_SANDBOX_PORT must be a port number, got '${value}'`);
   }
   return port;
+}
+
+function webhookEndpointFromEnvironment(): WebhookEndpoint | undefined {
+  const url = process.env.PSP_SANDBOX_WEBHOOK_URL;
+  if (url === undefined || url === '') return undefined;
+  const protocol = URL.canParse(url) ? new URL(url).protocol : undefined;
+  if (protocol !== 'http:' && protocol !== 'https:') {
+    throw new Error(`PSP_SANDBOX_WEBHOOK_URL must be an http(s) URL, got '${url}'`);
+  }
+  return { url, secret: process.env.PSP_SANDBOX_WEBHOOK_SECRET || DEFAULT_WEBHOOK_SECRET };
 }
 
 async function runStandalone(): Promise<void> {
@@ -57,13 +70,16 @@ async function runStandalone(): Promise<void> {
     process.exit(78);
   }
   const dataFile = sandboxDataFile(dataDir);
+  const webhookEndpoint = webhookEndpointFromEnvironment();
   const sandbox = await startPspSandbox({
     host: DEFAULT_HOST,
     port: portFromEnvironment(process.env.PSP_SANDBOX_PORT),
     secretKey: process.env.PSP_SANDBOX_SECRET_KEY || DEFAULT_SECRET_KEY,
     dataFile,
+    webhookEndpoint,
   });
-  console.log(`PSP sandbox (Stripe SPT emulator) listening on ${sandbox.url}, state in ${dataFile}`);
+  const sending = webhookEndpoint ? `, events to ${webhookEndpoint.url}` : '';
+  console.log(`PSP sandbox (Stripe emulator) listening on ${sandbox.url}, state in ${dataFile}${sending}`);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => void sandbox.close());
   }

@@ -211,6 +211,33 @@ function decline(
   throw new ApiError(402, { ...error, payment_intent: intent });
 }
 
+/** A card payment taken on the hosted checkout page: charged at once and succeeded. */
+export function recordCardPayment(
+  state: SandboxState,
+  payment: {
+    readonly amount: number;
+    readonly currency: string;
+    readonly metadata: Readonly<Record<string, string>>;
+  },
+): PaymentIntent {
+  const request: PaymentIntentRequest = {
+    ...payment,
+    confirm: true,
+    token: undefined,
+    automaticPaymentMethods: null,
+    errorOnRequiresAction: false,
+  };
+  return saved(
+    state,
+    buildIntent(request, state, {
+      status: 'succeeded',
+      amount_received: payment.amount,
+      latest_charge: randomId('ch'),
+      payment_method: randomId('pm'),
+    }),
+  );
+}
+
 type IntentOutcomeFields = Pick<PaymentIntent, 'status'> &
   Partial<
     Pick<

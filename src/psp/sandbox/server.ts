@@ -1,8 +1,17 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { CheckoutSessions, HOSTED_PAGE_PATH, registerCheckoutSessionRoutes } from './checkout-sessions.ts';
 import { ApiError, apiError, invalidRequest } from './errors.ts';
+import {
+  DEFAULT_EVENT_RETRY_DELAYS_MS,
+  EVENTS_CONTROL_PATH,
+  registerEventRoutes,
+  SandboxEvents,
+  type WebhookEndpoint,
+} from './events.ts';
 import { FAULTS_PATH, registerFaultRoutes, SandboxFaults } from './faults.ts';
 import { parseForm, parseQuery } from './form.ts';
 import { registerGrantedTokenRoutes } from './granted-tokens.ts';
+import { registerHostedPageRoutes } from './hosted-page.ts';
 import { fingerprintParams, IdempotencyStore } from './idempotency.ts';
 import { randomId } from './ids.ts';
 import { PAYMENT_INTENTS_PATH, registerPaymentIntentRoutes } from './payment-intents.ts';
@@ -17,18 +26,27 @@ export interface PspSandboxOptions {
   readonly secretKey?: string | undefined;
   readonly now?: (() => Date) | undefined;
   readonly logger?: boolean | undefined;
-  /** The SQLite file that keeps tokens, charges and idempotency records; in memory when absent. */
+  /** The SQLite file that keeps tokens, charges, sessions, events and idempotency records; in memory when absent. */
   readonly dataFile?: string | undefined;
+  /** Where events are sent, signed with its secret; without one, events are only recorded. */
+  readonly webhookEndpoint?: WebhookEndpoint | undefined;
+  /** The wait after each failed delivery attempt (default 1 s, 2 s, 4 s … 60 s: ten attempts). */
+  readonly eventRetryDelaysMs?: readonly number[] | undefined;
 }
 
 export interface PspSandbox {
   readonly app: FastifyInstance;
   readonly state: SandboxState;
   readonly faults: SandboxFaults;
+  readonly events: SandboxEvents;
 }
 
-/** A local emulator of the Stripe REST subset used to charge shared payment tokens (SPTs). */
+/**
+ * A local emulator of the Stripe REST subset the service uses: charging shared payment tokens
+ * (SPTs), and Checkout Sessions with their hosted page and signed events.
+ */
 export function buildPspSandbox(options: PspSandboxOptions = {}): PspSandbox {
+  const endpoint = checkedEndpoint(options.webhookEndpoint);
   const now = options.now ?? (() => new Date());
   const state = new SandboxState(now, options.dataFile);
   const faults = new SandboxFaults();
@@ -48,11 +66,36 @@ export function buildPspSandbox(options: PspSandboxOptions = {}): PspSandbox {
     faults,
     idempotency: new IdempotencyStore(state),
   });
-  app.addHook('onClose', async () => state.close());
+  const events = new SandboxEvents(state, {
+    endpoint,
+    retryDelaysMs: options.eventRetryDelaysMs ?? DEFAULT_EVENT_RETRY_DELAYS_MS,
+    apiVersion: DEFAULT_STRIPE_VERSION,
+    reportError: (error) => app.log.error({ err: error }, 'PSP sandbox event delivery failed'),
+  });
+  const checkoutSessions = new CheckoutSessions(state, events);
+  events.addSweep(() => checkoutSessions.expireDue());
+  app.addHook('onClose', async () => {
+    await events.close();
+    state.close();
+  });
   registerGrantedTokenRoutes(app, state);
   registerPaymentIntentRoutes(app, state);
+  registerCheckoutSessionRoutes(app, checkoutSessions);
+  registerHostedPageRoutes(app, checkoutSessions);
   registerFaultRoutes(app, faults);
-  return { app, state, faults };
+  registerEventRoutes(app, events);
+  events.start();
+  return { app, state, faults, events };
+}
+
+function checkedEndpoint(endpoint: WebhookEndpoint | undefined): WebhookEndpoint | undefined {
+  if (endpoint === undefined) return undefined;
+  const url = URL.canParse(endpoint.url) ? new URL(endpoint.url) : undefined;
+  if (url?.protocol !== 'http:' && url?.protocol !== 'https:') {
+    throw new Error(`The webhook endpoint must be an http(s) URL, got '${endpoint.url}'`);
+  }
+  if (endpoint.secret === '') throw new Error('The webhook endpoint needs a signing secret');
+  return endpoint;
 }
 
 interface PipelineDependencies {
@@ -74,6 +117,8 @@ function installRequestPipeline(
 
   app.addHook('onRequest', async (request, reply) => {
     stampResponseHeaders(request, reply);
+    // A buyer's browser on the hosted page has no secret key, and its page is never made to fail.
+    if (isHostedPage(request)) return;
     authenticate(request.headers.authorization, secretKey);
     if (isSandboxControl(request)) return;
     const failureStatus = faults.takeFailure();
@@ -83,7 +128,7 @@ function installRequestPipeline(
 
   app.addHook('preHandler', async (request, reply) => {
     const key = idempotencyKeyOf(request);
-    if (key === undefined || request.method !== 'POST' || request.is404 || isSandboxControl(request)) return;
+    if (key === undefined || request.method !== 'POST' || request.is404 || isExempt(request)) return;
     const decision = idempotency.begin(key, {
       method: request.method,
       path: pathOf(request),
@@ -98,7 +143,7 @@ function installRequestPipeline(
   });
 
   app.addHook('onSend', async (request, reply, payload) => {
-    if (!isSandboxControl(request)) await faults.delay();
+    if (!isExempt(request)) await faults.delay();
     const key = reservedKeys.get(request);
     if (key !== undefined) {
       reservedKeys.delete(request);
@@ -191,7 +236,17 @@ function pathOf(request: FastifyRequest): string {
 }
 
 function isSandboxControl(request: FastifyRequest): boolean {
-  return request.routeOptions.url === FAULTS_PATH;
+  const route = request.routeOptions.url;
+  return route === FAULTS_PATH || route?.startsWith(EVENTS_CONTROL_PATH) === true;
+}
+
+function isHostedPage(request: FastifyRequest): boolean {
+  return pathOf(request).startsWith(`${HOSTED_PAGE_PATH}/`);
+}
+
+/** Outside the emulated API: no injected faults, no idempotency layer. */
+function isExempt(request: FastifyRequest): boolean {
+  return isSandboxControl(request) || isHostedPage(request);
 }
 
 function isPaymentIntentCreation(request: FastifyRequest): boolean {

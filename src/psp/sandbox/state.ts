@@ -3,7 +3,7 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { unixSeconds } from './ids.ts';
 import { findTestPaymentMethod, type TestPaymentMethod } from './test-cards.ts';
-import type { GrantedToken, PaymentIntent } from './types.ts';
+import type { CheckoutSession, GrantedToken, PaymentIntent } from './types.ts';
 
 /** A granted token plus the test payment method it was minted from (which scripts its charge outcome). */
 export interface GrantedTokenRecord {
@@ -29,6 +29,48 @@ export interface ListSeek {
   readonly limit: number;
 }
 
+/** One priced line of a Checkout Session (from `line_items[n][price_data]`). */
+export interface CheckoutLineItem {
+  readonly name: string;
+  readonly description: string | null;
+  readonly quantity: number;
+  readonly unitAmount: number;
+}
+
+/** A Checkout Session plus what the provider keeps about it without showing it on the object. */
+export interface CheckoutSessionRecord {
+  readonly session: CheckoutSession;
+  readonly lineItems: readonly CheckoutLineItem[];
+  readonly paymentIntentMetadata: Readonly<Record<string, string>>;
+  /** A 3-D Secure card was entered on the hosted page and awaits the buyer's authentication. */
+  pendingAuthentication: { readonly testPaymentMethodId: string; readonly email: string } | null;
+}
+
+export interface DeliveryAttempt {
+  /** Unix seconds on the sandbox clock. */
+  readonly attempted_at: number;
+  readonly trigger: 'automatic' | 'resend';
+  /** The endpoint's HTTP status, or null when no answer came. */
+  readonly status: number | null;
+  readonly error: string | null;
+}
+
+/** The delivery of one event to the configured webhook endpoint. */
+export interface EventDeliveryRecord {
+  readonly eventId: string;
+  status: 'pending' | 'delivered' | 'failed';
+  /** When the next automatic attempt is due (sandbox clock, ms); null once settled. */
+  nextAttemptAtMs: number | null;
+  readonly attempts: DeliveryAttempt[];
+}
+
+/** An event exactly as delivered (its JSON text is signed and sent byte for byte) with its delivery. */
+export interface StoredEvent {
+  readonly id: string;
+  readonly payload: string;
+  readonly delivery: EventDeliveryRecord | undefined;
+}
+
 const SCHEMA = `
   create table if not exists granted_tokens (
     id text primary key,
@@ -42,6 +84,23 @@ const SCHEMA = `
   );
   create table if not exists idempotent_responses (
     key text primary key,
+    body text not null
+  );
+  create table if not exists checkout_sessions (
+    id text primary key,
+    status text not null,
+    expires_at integer not null,
+    body text not null
+  );
+  create index if not exists checkout_sessions_open_by_expiry on checkout_sessions (status, expires_at);
+  create table if not exists events (
+    position integer primary key autoincrement,
+    id text not null unique,
+    payload text not null
+  );
+  create table if not exists event_deliveries (
+    event_id text primary key references events (id),
+    status text not null,
     body text not null
   );
 `;
@@ -157,6 +216,101 @@ export class SandboxState {
   forgetResponse(key: string): void {
     this.#db.prepare('delete from idempotent_responses where key = ?').run(key);
   }
+
+  checkoutSessionRecord(id: string): CheckoutSessionRecord | undefined {
+    const row = this.#db.prepare('select body from checkout_sessions where id = ?').get(id);
+    return row ? (JSON.parse(String(row.body)) as CheckoutSessionRecord) : undefined;
+  }
+
+  saveCheckoutSession(record: CheckoutSessionRecord): void {
+    const { session } = record;
+    this.#db
+      .prepare(
+        `insert into checkout_sessions (id, status, expires_at, body) values (?, ?, ?, ?)
+         on conflict (id) do update set status = excluded.status, body = excluded.body`,
+      )
+      .run(session.id, session.status, session.expires_at, JSON.stringify(record));
+  }
+
+  /** Open sessions whose `expires_at` has come on the sandbox clock. */
+  dueCheckoutSessionIds(): string[] {
+    const rows = this.#db
+      .prepare(
+        "select id from checkout_sessions where status = 'open' and expires_at <= ? order by expires_at",
+      )
+      .all(this.nowSeconds());
+    return rows.map((row) => String(row.id));
+  }
+
+  /** Stores a new event and, when there is an endpoint to send it to, its pending delivery. */
+  insertEvent(id: string, payload: string, delivery: EventDeliveryRecord | undefined): void {
+    this.atomically(() => {
+      this.#db.prepare('insert into events (id, payload) values (?, ?)').run(id, payload);
+      if (delivery) this.saveDelivery(delivery);
+    });
+  }
+
+  /** Runs `work` as one unit of writes (nestable: a savepoint inside an outer one). */
+  atomically<T>(work: () => T): T {
+    this.#db.exec('savepoint sandbox_work');
+    try {
+      const result = work();
+      this.#db.exec('release sandbox_work');
+      return result;
+    } catch (error) {
+      this.#db.exec('rollback to sandbox_work');
+      this.#db.exec('release sandbox_work');
+      throw error;
+    }
+  }
+
+  /** Every event, oldest first, with its delivery. */
+  listEvents(): StoredEvent[] {
+    const rows = this.#db
+      .prepare(
+        `select e.id, e.payload, d.body as delivery from events e
+         left join event_deliveries d on d.event_id = e.id order by e.position`,
+      )
+      .all();
+    return rows.map(storedEvent);
+  }
+
+  event(id: string): StoredEvent | undefined {
+    const row = this.#db
+      .prepare(
+        `select e.id, e.payload, d.body as delivery from events e
+         left join event_deliveries d on d.event_id = e.id where e.id = ?`,
+      )
+      .get(id);
+    return row ? storedEvent(row) : undefined;
+  }
+
+  pendingDeliveries(): EventDeliveryRecord[] {
+    const rows = this.#db
+      .prepare(
+        `select d.body from event_deliveries d join events e on e.id = d.event_id
+         where d.status = 'pending' order by e.position`,
+      )
+      .all();
+    return rows.map((row) => JSON.parse(String(row.body)) as EventDeliveryRecord);
+  }
+
+  saveDelivery(delivery: EventDeliveryRecord): void {
+    this.#db
+      .prepare(
+        `insert into event_deliveries (event_id, status, body) values (?, ?, ?)
+         on conflict (event_id) do update set status = excluded.status, body = excluded.body`,
+      )
+      .run(delivery.eventId, delivery.status, JSON.stringify(delivery));
+  }
+}
+
+function storedEvent(row: Record<string, unknown>): StoredEvent {
+  return {
+    id: String(row.id),
+    payload: String(row.payload),
+    delivery: row.delivery === null ? undefined : (JSON.parse(String(row.delivery)) as EventDeliveryRecord),
+  };
 }
 
 function deactivateIfExpired(token: GrantedToken, nowSeconds: number): void {

@@ -76,3 +76,16 @@ const TEST_PAYMENT_METHODS: ReadonlyMap<string, TestPaymentMethod> = new Map([
 export function findTestPaymentMethod(id: string): TestPaymentMethod | undefined {
   return TEST_PAYMENT_METHODS.get(id);
 }
+
+/** Card numbers a person can type on the hosted checkout page, and the test payment method each stands for. */
+const TEST_CARD_NUMBERS: ReadonlyMap<string, string> = new Map([
+  ['4242424242424242', 'pm_card_visa'],
+  ['4000000000000002', 'pm_card_visa_chargeDeclined'],
+  ['4000000000009995', 'pm_card_visa_chargeDeclinedInsufficientFunds'],
+  ['4000002760003184', 'pm_card_authenticationRequired'],
+]);
+
+/** The test payment method id for a typed card number (spaces and dashes ignored). */
+export function testPaymentMethodForCardNumber(cardNumber: string): string | undefined {
+  return TEST_CARD_NUMBERS.get(cardNumber.replace(/[\s-]/g, ''));
+}

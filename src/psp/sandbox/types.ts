@@ -92,3 +92,42 @@ export interface PaymentIntent {
   readonly payment_method_types: readonly string[];
   readonly status: PaymentIntentStatus;
 }
+
+export type CheckoutSessionStatus = 'open' | 'complete' | 'expired';
+
+export interface CheckoutSession {
+  readonly id: string;
+  readonly object: 'checkout.session';
+  readonly mode: 'payment';
+  status: CheckoutSessionStatus;
+  payment_status: 'unpaid' | 'paid';
+  readonly amount_subtotal: number;
+  readonly amount_total: number;
+  readonly currency: string;
+  readonly client_reference_id: string | null;
+  readonly customer_email: string | null;
+  customer_details: { readonly email: string } | null;
+  readonly metadata: Readonly<Record<string, string>>;
+  payment_intent: string | null;
+  readonly success_url: string;
+  readonly cancel_url: string | null;
+  /** The hosted page while the session is open; null once it is complete or expired. */
+  url: string | null;
+  readonly created: number;
+  readonly expires_at: number;
+  readonly livemode: false;
+}
+
+export type SandboxEventType = 'checkout.session.completed' | 'checkout.session.expired';
+
+export interface SandboxEvent {
+  readonly id: string;
+  readonly object: 'event';
+  readonly api_version: string;
+  readonly created: number;
+  readonly livemode: false;
+  readonly pending_webhooks: number;
+  readonly request: { readonly id: null; readonly idempotency_key: null };
+  readonly type: SandboxEventType;
+  readonly data: { readonly object: CheckoutSession };
+}
