@@ -163,6 +163,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
                 plan: term.plan,
                 planNow: term.planNow,
                 ownersNotified: term.ownersNotified,
+                subscriptionsPaused: term.subscriptionsPaused.length,
               },
               'term ended',
             );

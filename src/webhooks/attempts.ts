@@ -7,7 +7,7 @@ import type { DeliveryDeps, DueDelivery } from './context.ts';
 import { queueAttempt } from './events.ts';
 import type { OutboundResult } from './outbound.ts';
 import { nextRetryDelay, retryAfterMs } from './schedule.ts';
-import type { DeliveryStatus, DisabledReason } from './webhooks.table.ts';
+import type { DeliveryStatus, FailureReason } from './webhooks.table.ts';
 
 export interface AttemptRecord {
   attempt: number;
@@ -48,7 +48,7 @@ export async function recordAttempt(
   const outcome = await inTransaction(deps.db, async (trx) => {
     if (!(await saveAttempt(trx, due.id, record, verdict, now))) return { recorded: false } as const;
     await keepHealth(trx, due.subscriptionId, verdict.status === 'succeeded', record.startedAt, now);
-    let disabled: Exclude<DisabledReason, 'user'> | undefined;
+    let disabled: FailureReason | undefined;
     if (verdict.nextAt !== null) {
       const next = { deliveryId: due.id, attempt: record.attempt + 1 };
       await queueAttempt(trx, now, next, new Date(verdict.nextAt));
@@ -181,7 +181,7 @@ async function disableSubscription(
   deps: DeliveryDeps,
   trx: Tx,
   due: DueDelivery,
-  reason: Exclude<DisabledReason, 'user'>,
+  reason: FailureReason,
   result: OutboundResult,
 ): Promise<boolean> {
   const now = deps.clock.now();

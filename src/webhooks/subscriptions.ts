@@ -49,10 +49,11 @@ export const WebhookSubscription = Type.Object(
     event_types: Type.Array(EventTypeName),
     status: Type.Enum(SUBSCRIPTION_STATUSES),
     disabled_reason: Nullable(
-      Type.Enum(['user', 'gone', 'failing'], {
+      Type.Enum(['user', 'gone', 'failing', 'plan_limit'], {
         description:
           '`user`: disabled with PATCH; `gone`: the receiver answered 410; `failing`: every attempt of a ' +
-          'delivery failed over its whole retry schedule (about a day).',
+          'delivery failed over its whole retry schedule (about a day); `plan_limit`: paused when the ' +
+          'workspace moved to a plan that allows fewer subscriptions (the oldest stay enabled), resumed when a plan that allows it starts.',
       }),
     ),
     failing_since: Nullable(Timestamp),
