@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { type AuditAction, type AuditSource, recordAuditEvent } from '../audit/index.ts';
-import { checkEntitlement } from '../catalog/index.ts';
+import { checkEntitlement, type PlanLimitReached } from '../catalog/index.ts';
 import { CREATION_ORDER, fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
@@ -272,6 +272,10 @@ export async function updateSubscription(
   return inTransaction(deps.db, async (trx) => {
     const existing = await findSubscriptionRow(trx, workspaceId, id);
     if (!existing) return err(notFound);
+    if (body.status === 'enabled' && existing.status === 'disabled') {
+      const refusal = await checkResumable(trx, workspaceId);
+      if (refusal) return err(refusal);
+    }
     const now = deps.clock.now();
     const row: WebhookSubscriptionsTable = { ...existing, updated_at: now.getTime() };
     if (url) row.url = url.value;
@@ -298,6 +302,22 @@ export async function updateSubscription(
     }
     return ok(toSubscription(row, now));
   });
+}
+
+/**
+ * Resuming is refused when as many subscriptions as the plan allows deliver already: after a
+ * move to a smaller plan, the ones paused over its limit (or by a person) cannot all come back.
+ */
+async function checkResumable(trx: Tx, workspaceId: string): Promise<PlanLimitReached | undefined> {
+  const plan = await lockWorkspacePlan(trx, workspaceId);
+  if (!plan) return undefined;
+  const { count } = await trx
+    .selectFrom('webhook_subscriptions')
+    .select((eb) => eb.fn.countAll().as('count'))
+    .where('workspace_id', '=', workspaceId)
+    .where('status', '=', 'enabled')
+    .executeTakeFirstOrThrow();
+  return checkEntitlement(plan, 'webhook_subscriptions', Number(count));
 }
 
 /** Pausing and resuming are events of their own; any other change is `webhook.updated`. */
