@@ -52,7 +52,7 @@ async function workspaceWithKey(t: TestContext, onFree: boolean): Promise<Setup>
 /** `GET /api/v1/me` with the key, over the socket: its status and problem code. */
 async function me(setup: Setup, key: string): Promise<{ status: number; code?: string }> {
   const response = await fetch(`${setup.apiUrl}/api/v1/me`, { headers: { authorization: `Bearer ${key}` } });
-  const body = await response.json();
+  const body = (await response.json()) as { code?: string };
   return { status: response.status, code: response.status === 200 ? undefined : body.code };
 }
 
