@@ -1,7 +1,9 @@
 import { SYSTEM_ACTOR } from '../audit/index.ts';
 import { PLAN_ENTITLEMENTS, type PlanId } from '../catalog/index.ts';
 import type { Tx } from '../db/schema.ts';
+import { releaseKey } from '../jobs/index.ts';
 import type { Clock } from '../shared/clock.ts';
+import { endpointKey } from './events.ts';
 import { recordSubscriptionEvent } from './subscriptions.ts';
 
 export interface PlanForSubscriptions {
@@ -78,6 +80,7 @@ export async function applyPlanToSubscriptions(
       .set({ status: 'enabled', disabled_reason: null, failing_since: null, updated_at: now.getTime() })
       .where('id', '=', row.id)
       .execute();
+    await releaseKey(trx, endpointKey(row.id));
     await recordSubscriptionEvent(trx, 'webhook.resumed', row, source, now);
   }
   return { paused: toPause.map((row) => row.id), resumed: toResume.map((row) => row.id) };

@@ -4,11 +4,13 @@ import { checkEntitlement, type PlanLimitReached } from '../catalog/index.ts';
 import { CREATION_ORDER, fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
+import { releaseKey } from '../jobs/index.ts';
 import { newId } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
 import { HttpUrl, iso, isoOrNull, Nullable, RecordId, Text, Timestamp } from '../shared/wire.ts';
 import { ALL_EVENTS, EVENT_TYPE_NAMES } from './catalog.ts';
 import { notFound, type WebhookDeps, type WebhookError } from './context.ts';
+import { endpointKey } from './events.ts';
 import { newSigningSecret } from './signing.ts';
 import { checkTarget } from './target.ts';
 import type { SubscriptionStatus, WebhookSubscriptionsTable } from './webhooks.table.ts';
@@ -297,6 +299,7 @@ export async function updateSubscription(
       .where('workspace_id', '=', workspaceId)
       .where('id', '=', id)
       .execute();
+    if (row.status === 'enabled' && existing.status === 'disabled') await releaseKey(trx, endpointKey(id));
     for (const action of changeActions(existing, row)) {
       await recordSubscriptionEvent(trx, action, row, source, now);
     }
@@ -351,6 +354,7 @@ export async function deleteSubscription(
       .returning(['id', 'workspace_id', 'url'])
       .executeTakeFirst();
     if (!deleted) return err(notFound);
+    await releaseKey(trx, endpointKey(id));
     await recordSubscriptionEvent(trx, 'webhook.deleted', deleted, source, clock.now());
     return ok({ id });
   });
