@@ -3,7 +3,7 @@ import { benchApiRead } from './api-read.ts';
 import { benchHealthz } from './healthz.ts';
 import { benchMppPurchase } from './mpp-purchase.ts';
 import { benchPurchase } from './purchase.ts';
-import { benchWebhooks } from './webhooks.ts';
+import { benchWebhookIsolation, benchWebhooks } from './webhooks.ts';
 
 /** `npm run bench` runs every benchmark; `npm run bench -- healthz` runs the ones named. */
 const benchmarks: Record<string, () => Promise<void>> = {
@@ -13,6 +13,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   'mpp-purchase': benchMppPurchase,
   'api-read': benchApiRead,
   webhooks: benchWebhooks,
+  'webhooks-isolation': benchWebhookIsolation,
 };
 
 const selected = process.argv.slice(2);

@@ -2,8 +2,10 @@ import { parseArgs } from 'node:util';
 import {
   type ApiKeyInfo,
   createApiKey,
+  findApiKey,
   listApiKeys,
   MAX_ROTATION_OVERLAP_MS,
+  type RotateError,
   revokeApiKey,
   rotateApiKey,
 } from './api/index.ts';
@@ -307,6 +309,21 @@ function describeKey(key: ApiKeyInfo): string {
   return `${key.id}  ${key.prefix}...${key.lastFour}  "${key.name}"  created ${key.createdAt.toISOString()}  ${state}`;
 }
 
+function describeRotateError(error: RotateError, keyId: string, billingUrl: string): string {
+  switch (error.code) {
+    case 'not_found':
+      return `no API key ${keyId}`;
+    case 'revoked':
+      return `${keyId} is revoked`;
+    case 'expired':
+      return `${keyId} has expired; create a new key instead`;
+    case 'already_rotated':
+      return `${keyId} was rotated already and stops working ${error.until.toISOString()}; rotate its successor`;
+    case 'plan_limit_reached':
+      return `${describePlanLimit(error, billingUrl)} Rotate with --revoke-old-in 0 to replace the key without an overlap.`;
+  }
+}
+
 const DURATION_UNITS_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** `0`, `90s`, `30m`, `24h` or `7d` (at most 90 days), in milliseconds. */
@@ -365,8 +382,10 @@ async function apiKeys(db: Db, baseUrl: string, action: string | undefined, args
       OPERATOR_SOURCE,
       new Date(clock.now().getTime() + graceMs),
     );
-    if (!rotated.ok)
-      throw new UsageError(rotated.error === 'not_found' ? `no API key ${keyId}` : `${keyId} is revoked`);
+    if (!rotated.ok) {
+      const workspaceId = (await findApiKey(db, keyId))?.workspaceId ?? '';
+      throw new UsageError(describeRotateError(rotated.error, keyId, upgradeUrl(baseUrl, workspaceId)));
+    }
     const { old, info, key } = rotated.value;
     console.log(
       `old: ${describeKey(old)}\nnew: ${describeKey(info)}\n\n${key}\n\nThis is the only time the key is shown; store it now.`,

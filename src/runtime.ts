@@ -37,6 +37,14 @@ import {
 } from './webhooks/index.ts';
 import { endElapsedTerms, findWorkspaceOwner, sendDueTermReminders } from './workspace/index.ts';
 
+/**
+ * Jobs running at once per instance, and of one concurrency key (one webhook receiver). Most jobs
+ * wait on the network (a receiver may take its whole 10 s timeout), so a slow receiver holds at
+ * most 4 of the 16 slots and three slow receivers still leave a healthy one its slots.
+ */
+const JOB_CONCURRENCY = 16;
+const JOBS_PER_KEY = 4;
+
 function loggerFrom(option: RuntimeOptions['logger']): FastifyBaseLogger {
   if (option === undefined) return pino({ level: 'silent' });
   return typeof (option as FastifyBaseLogger).child === 'function'
@@ -116,6 +124,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     clock,
     logger: app.log as JobLogger,
     pollIntervalMs: config.jobPollIntervalMs,
+    concurrency: JOB_CONCURRENCY,
+    perKeyConcurrency: JOBS_PER_KEY,
     definitions: {
       [SEND_MAIL_JOB]: sendMailJob({
         db: database.db,
@@ -163,6 +173,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
                 plan: term.plan,
                 planNow: term.planNow,
                 ownersNotified: term.ownersNotified,
+                subscriptionsPaused: term.subscriptionsPaused.length,
               },
               'term ended',
             );

@@ -37,6 +37,7 @@ export {
   listApiKeys,
   MAX_ROTATION_OVERLAP_MS,
   type NewApiKey,
+  type RotateError,
   revokeApiKey,
   revokeWorkspaceApiKey,
   rotateApiKey,

@@ -254,7 +254,18 @@ export async function revokeWorkspaceApiKey(
   return revokeApiKey(db, clock, key.id, source);
 }
 
-export type RotateError = 'not_found' | 'revoked';
+/**
+ * Why a key was not rotated: there is no such key, it stopped working already (revoked or
+ * expired), it was rotated already (its end is set: a second rotation would leave two successors,
+ * so of two concurrent rotations one answers this), or an overlap would keep one key more working
+ * than the plan allows.
+ */
+export type RotateError =
+  | { code: 'not_found' }
+  | { code: 'revoked' }
+  | { code: 'expired' }
+  | { code: 'already_rotated'; until: Date }
+  | PlanLimitReached;
 
 /**
  * The longest a replaced key may keep working beside its successor (the CLI and the app offer up
@@ -262,7 +273,13 @@ export type RotateError = 'not_found' | 'revoked';
  */
 export const MAX_ROTATION_OVERLAP_MS = 90 * DAY_MS;
 
-/** A new key for the same workspace; the old one stops working at `revokeOldAt` (now by default). */
+/**
+ * A new key for the same workspace; the old one stops working at `revokeOldAt` (now by default).
+ * Without an overlap the new key replaces the old one and the count stays, so it is allowed even
+ * over the plan's limit; with one, both work until then and count, so at the limit it is refused
+ * (`plan_limit_reached`). Setting the old key's end is a conditional update on a key whose end is
+ * not set yet, under the workspace's lock: of two rotations of one key, one makes the successor.
+ */
 export async function rotateApiKey(
   db: Db,
   clock: Clock,
@@ -271,9 +288,25 @@ export async function rotateApiKey(
   revokeOldAt: Date = clock.now(),
 ): Promise<Result<NewApiKey & { old: ApiKeyInfo }, RotateError>> {
   return inTransaction(db, async (trx) => {
+    const found = await findApiKey(trx, keyId);
+    if (!found) return err({ code: 'not_found' as const });
+    const plan = await lockWorkspacePlan(trx, found.workspaceId);
+    if (!plan) return err({ code: 'not_found' as const });
+    const now = clock.now().getTime();
+    if (revokeOldAt.getTime() > now) {
+      const refusal = checkEntitlement(plan, 'api_keys', await activeKeyCount(trx, clock, found.workspaceId));
+      if (refusal) return err(refusal);
+    }
+    const claimed = await trx
+      .updateTable('api_keys')
+      .set({ revoked_at: Math.max(revokeOldAt.getTime(), now) })
+      .where('id', '=', keyId)
+      .where('revoked_at', 'is', null)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+      .executeTakeFirst();
     const old = await findApiKey(trx, keyId);
-    if (!old) return err('not_found');
-    if (old.revokedAt && old.revokedAt.getTime() <= clock.now().getTime()) return err('revoked');
+    if (!old) return err({ code: 'not_found' as const });
+    if (claimed.numUpdatedRows === 0n) return err(whyNotRotatable(old, now));
     const created = await insertApiKey(trx, clock, {
       workspaceId: old.workspaceId,
       name: old.name,
@@ -281,12 +314,15 @@ export async function rotateApiKey(
       createdByUserId: old.createdByUserId,
       expiresAt: old.expiresAt,
     });
-    await revokeAt(trx, keyId, revokeOldAt);
-    const revoked = await findApiKey(trx, keyId);
-    if (!revoked) return err('not_found');
-    await recordKeyEvent(trx, clock, 'api_key.rotated', revoked, source);
-    return ok({ ...created, old: revoked });
+    await recordKeyEvent(trx, clock, 'api_key.rotated', old, source);
+    return ok({ ...created, old });
   });
+}
+
+function whyNotRotatable(key: ApiKeyInfo, now: number): RotateError {
+  if (key.revokedAt && key.revokedAt.getTime() <= now) return { code: 'revoked' };
+  if (key.expiresAt && key.expiresAt.getTime() <= now) return { code: 'expired' };
+  return key.revokedAt ? { code: 'already_rotated', until: key.revokedAt } : { code: 'not_found' };
 }
 
 /** Who a request acts as: one key of one workspace. */

@@ -21,7 +21,7 @@ import type {
   VendorsTable,
 } from '../compliance/compliance.table.ts';
 import type { IdempotencyKeysTable } from '../idempotency/idempotency.table.ts';
-import type { JobsTable } from '../jobs/jobs.table.ts';
+import type { JobKeyHoldsTable, JobsTable } from '../jobs/jobs.table.ts';
 import type { DevMailboxTable, MailMessagesTable } from '../mail/mail.table.ts';
 import type { OrdersTable, PaymentAttemptsTable } from '../purchase/purchase.table.ts';
 import type {
@@ -41,6 +41,7 @@ import type {
 /** Every table of the service, each owned by the module whose folder defines it. */
 export interface Database {
   jobs: JobsTable;
+  job_key_holds: JobKeyHoldsTable;
   mail_messages: MailMessagesTable;
   dev_mailbox: DevMailboxTable;
   workspaces: WorkspacesTable;

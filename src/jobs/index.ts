@@ -1,4 +1,5 @@
 export type { JobStatus } from './jobs.table.ts';
+export { type KeyBackoff, noteKeyOutcome, releaseKey } from './key-holds.ts';
 export {
   deleteFinishedJobs,
   type EnqueueOptions,

@@ -16,6 +16,17 @@ export interface JobsTable {
   last_error: string | null;
   /** Enqueueing the same dedupe key twice keeps one job. */
   dedupe_key: string | null;
+  /** Jobs of one key (a webhook subscription) share its concurrency and its backoff; null: none. */
+  concurrency_key: string | null;
   created_at: number;
+  updated_at: number;
+}
+
+/** The recent failures of a concurrency key, and until when its jobs are held back. */
+export interface JobKeyHoldsTable {
+  concurrency_key: string;
+  /** Failures in a row; a success deletes the row. */
+  failures: number;
+  held_until: number | null;
   updated_at: number;
 }

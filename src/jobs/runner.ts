@@ -42,7 +42,10 @@ export interface JobRunnerOptions {
   definitions: Record<string, JobDefinition>;
   sweeps?: Sweep[];
   pollIntervalMs?: number;
+  /** Jobs running at once in this runner. */
   concurrency?: number;
+  /** Jobs of one concurrency key running at once (per runner; see `claimDue`). */
+  perKeyConcurrency?: number;
   /** How long a claim lasts; a job whose worker died is claimed again after it. */
   leaseMs?: number;
   backoff?: (attempt: number) => number;
@@ -67,6 +70,8 @@ export interface EnqueueOptions {
   runAt?: Date;
   maxAttempts?: number;
   dedupeKey?: string;
+  /** Jobs of one key share `perKeyConcurrency` and the key's backoff (`noteKeyOutcome`). */
+  concurrencyKey?: string;
 }
 
 /**
@@ -90,6 +95,7 @@ export async function enqueueJob(db: Db, at: Date, options: EnqueueOptions): Pro
       locked_by: null,
       last_error: null,
       dedupe_key: options.dedupeKey ?? null,
+      concurrency_key: options.concurrencyKey ?? null,
       created_at: now,
       updated_at: now,
     })
@@ -124,12 +130,16 @@ export class JobRunner {
   /** Bumped by every start, so a tick still running from before a stop does not schedule again. */
   #generation = 0;
   #stopped = true;
+  /** One claim at a time: a job finishing during a claim asks for another round instead. */
+  #claiming = false;
+  #claimAgain = false;
 
   constructor(options: JobRunnerOptions) {
     this.#options = {
       sweeps: [],
       pollIntervalMs: 1000,
       concurrency: 4,
+      perKeyConcurrency: 2,
       leaseMs: 5 * 60_000,
       backoff: defaultBackoff,
       timers: systemTimers,
@@ -195,25 +205,56 @@ export class JobRunner {
     }
   }
 
+  /**
+   * Claims as many due jobs as there are free slots and starts them. A job that finishes claims
+   * again at once (the poll interval only paces an idle runner), so a slot never idles while
+   * work is due; a finish during a claim makes that claim go round once more.
+   */
   async #poll(): Promise<void> {
-    const free = this.#options.concurrency - this.#running.size;
-    if (free <= 0) return;
-    let claimed: ClaimedJob[];
-    try {
-      claimed = await this.#claim(free);
-    } catch (error) {
-      this.#options.logger.error({ err: error }, 'claiming jobs failed');
+    if (this.#claiming) {
+      this.#claimAgain = true;
       return;
     }
-    for (const job of claimed) {
-      const execution = this.#execute(job).finally(() => this.#running.delete(execution));
-      this.#running.add(execution);
+    this.#claiming = true;
+    try {
+      do {
+        this.#claimAgain = false;
+        const free = this.#options.concurrency - this.#running.size;
+        if (free <= 0) return;
+        let claimed: ClaimedJob[];
+        try {
+          claimed = await this.#claim(free);
+        } catch (error) {
+          this.#options.logger.error({ err: error }, 'claiming jobs failed');
+          return;
+        }
+        for (const job of claimed) {
+          const execution = this.#execute(job).finally(() => {
+            this.#running.delete(execution);
+            if (!this.#stopped) void this.#poll();
+          });
+          this.#running.add(execution);
+        }
+      } while (this.#claimAgain && !this.#stopped);
+    } finally {
+      this.#claiming = false;
     }
   }
 
+  /**
+   * Claims up to `limit` due jobs, fairly across concurrency keys: the candidates are ranked
+   * within their key (oldest first, after the key's jobs running now) and taken rank by rank, so
+   * every key with due work gets its first job before any key gets its second; a key with
+   * `perKeyConcurrency` jobs running, or held back after failures, gets none. The ranking reads
+   * without locks; the claim itself is the conditional update (`FOR UPDATE SKIP LOCKED` on
+   * PostgreSQL), so of several instances each job goes to one. The per-key bound holds per
+   * runner; instances racing for one key may together run a few more.
+   */
   async #claim(limit: number): Promise<ClaimedJob[]> {
     const { db, dialect, clock, leaseMs } = this.#options;
     const now = clock.now().getTime();
+    const candidates = await this.#candidates(now, limit);
+    if (candidates.length === 0) return [];
     return db
       .updateTable('jobs')
       .set({
@@ -227,18 +268,43 @@ export class JobRunner {
         eb
           .selectFrom('jobs')
           .select('id')
+          .where('id', 'in', candidates)
           .where((w) =>
             w.or([
               w.and([w('status', '=', 'queued'), w('run_at', '<=', now)]),
               w.and([w('status', '=', 'running'), w('locked_until', '<=', now)]),
             ]),
           )
-          .orderBy('run_at')
-          .limit(limit)
           .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked()),
       )
       .returning(['id', 'kind', 'payload', 'attempts', 'max_attempts'])
       .execute();
+  }
+
+  async #candidates(now: number, limit: number): Promise<string[]> {
+    const { db, perKeyConcurrency } = this.#options;
+    const { rows } = await sql<{ id: string }>`
+      with due as (
+        select id, run_at, coalesce(concurrency_key, id) as k
+        from jobs
+        where ((status = 'queued' and run_at <= ${now}) or (status = 'running' and locked_until <= ${now}))
+          and (concurrency_key is null or concurrency_key not in (
+            select concurrency_key from job_key_holds where held_until > ${now}))
+      ),
+      busy as (
+        select concurrency_key as k, count(*) as n
+        from jobs
+        where status = 'running' and locked_until > ${now} and concurrency_key is not null
+        group by concurrency_key
+      ),
+      ranked as (
+        select due.id, due.run_at,
+          row_number() over (partition by due.k order by due.run_at, due.id) + coalesce(busy.n, 0) as slot
+        from due left join busy on busy.k = due.k
+      )
+      select id from ranked where slot <= ${perKeyConcurrency} order by slot, run_at, id limit ${limit}
+    `.execute(db);
+    return rows.map((row) => row.id);
   }
 
   async #execute(job: ClaimedJob): Promise<void> {

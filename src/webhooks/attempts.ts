@@ -1,13 +1,14 @@
 import type { Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
+import { noteKeyOutcome } from '../jobs/index.ts';
 import { queueMail, renderWebhookDisabled } from '../mail/index.ts';
 import { MINUTE_MS } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
 import type { DeliveryDeps, DueDelivery } from './context.ts';
-import { queueAttempt } from './events.ts';
+import { endpointKey, queueAttempt } from './events.ts';
 import type { OutboundResult } from './outbound.ts';
-import { nextRetryDelay, retryAfterMs } from './schedule.ts';
-import type { DeliveryStatus, DisabledReason } from './webhooks.table.ts';
+import { endpointBackoffMs, nextRetryDelay, retryAfterMs } from './schedule.ts';
+import type { DeliveryStatus, FailureReason } from './webhooks.table.ts';
 
 export interface AttemptRecord {
   attempt: number;
@@ -48,10 +49,15 @@ export async function recordAttempt(
   const outcome = await inTransaction(deps.db, async (trx) => {
     if (!(await saveAttempt(trx, due.id, record, verdict, now))) return { recorded: false } as const;
     await keepHealth(trx, due.subscriptionId, verdict.status === 'succeeded', record.startedAt, now);
-    let disabled: Exclude<DisabledReason, 'user'> | undefined;
+    await noteKeyOutcome(trx, endpointKey(due.subscriptionId), {
+      succeeded: verdict.status === 'succeeded',
+      now,
+      backoff: endpointBackoffMs,
+    });
+    let disabled: FailureReason | undefined;
     if (verdict.nextAt !== null) {
       const next = { deliveryId: due.id, attempt: record.attempt + 1 };
-      await queueAttempt(trx, now, next, new Date(verdict.nextAt));
+      await queueAttempt(trx, now, next, due.subscriptionId, new Date(verdict.nextAt));
     } else if (verdict.gone) {
       if (await disableSubscription(deps, trx, due, 'gone', record.result)) disabled = 'gone';
     } else if (verdict.status === 'failed' && (await failedThroughout(trx, due))) {
@@ -181,7 +187,7 @@ async function disableSubscription(
   deps: DeliveryDeps,
   trx: Tx,
   due: DueDelivery,
-  reason: Exclude<DisabledReason, 'user'>,
+  reason: FailureReason,
   result: OutboundResult,
 ): Promise<boolean> {
   const now = deps.clock.now();

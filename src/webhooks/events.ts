@@ -98,18 +98,26 @@ export async function queueDelivery(
       finished_at: null,
     })
     .execute();
-  await queueAttempt(trx, now, { deliveryId, attempt: 1 }, now);
+  await queueAttempt(trx, now, { deliveryId, attempt: 1 }, subscriptionId, now);
   return deliveryId;
+}
+
+/** The concurrency key of a subscription's jobs: its receiver's share of the runner (see schedule.ts). */
+export function endpointKey(subscriptionId: string): string {
+  return `webhook:${subscriptionId}`;
 }
 
 /**
  * The job for one attempt, due at `runAt`. The dedupe key makes queueing the same attempt twice
- * keep one job; the runner's own retries (5) only cover infrastructure failures.
+ * keep one job; the runner's own retries (5) only cover infrastructure failures. The job carries
+ * its subscription's concurrency key, so one receiver's backlog takes a bounded share of the
+ * runner and waits out its receiver's backoff without holding up other receivers.
  */
 export async function queueAttempt(
   trx: Tx,
   now: Date,
   payload: DeliverWebhookPayload,
+  subscriptionId: string,
   runAt: Date,
 ): Promise<void> {
   await enqueueJob(trx, now, {
@@ -118,5 +126,6 @@ export async function queueAttempt(
     runAt,
     maxAttempts: 5,
     dedupeKey: `webhook:${payload.deliveryId}:${payload.attempt}`,
+    concurrencyKey: endpointKey(subscriptionId),
   });
 }

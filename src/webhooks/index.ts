@@ -21,6 +21,11 @@ export {
   type NewEvent,
   publishEvent,
 } from './events.ts';
+export {
+  applyPlanToSubscriptions,
+  type PlanForSubscriptions,
+  type SubscriptionsPlanApplied,
+} from './plan.ts';
 export { EVENT_RETENTION_MS, sweepWebhookData } from './retention.ts';
 export { RotateSecretBody, rotateSecret } from './rotation.ts';
 export { MAX_DELIVERY_ATTEMPTS, MAX_RETRY_AFTER_MS, RETRY_DELAYS_MS, RETRY_JITTER } from './schedule.ts';

@@ -19,6 +19,23 @@ export const MAX_DELIVERY_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 /** Each scheduled delay is stretched or shrunk by up to 20%, so retries of many deliveries spread out. */
 export const RETRY_JITTER = 0.2;
 
+/** Failed attempts in a row a receiver gets before its deliveries wait (its backoff). */
+export const ENDPOINT_FAILURES_BEFORE_BACKOFF = 3;
+/** The longest a failing receiver's deliveries wait before the next ones are tried. */
+export const MAX_ENDPOINT_BACKOFF_MS = MINUTE_MS;
+
+/**
+ * A receiver's backoff after `failures` failed attempts in a row (across its deliveries): none
+ * for the first few, then 1 s doubling to one minute. Its queued attempts wait that long (each
+ * delivery's own schedule resumes after); other receivers' deliveries are not affected. A
+ * success ends it.
+ */
+export function endpointBackoffMs(failures: number): number {
+  const over = failures - ENDPOINT_FAILURES_BEFORE_BACKOFF;
+  if (over < 0) return 0;
+  return Math.min(1000 * 2 ** over, MAX_ENDPOINT_BACKOFF_MS);
+}
+
 /** A receiver's Retry-After is honoured up to one day; longer requests wait one day. */
 export const MAX_RETRY_AFTER_MS = DAY_MS;
 

@@ -1,14 +1,16 @@
 import { type Static, Type } from 'typebox';
 import { type AuditAction, type AuditSource, recordAuditEvent } from '../audit/index.ts';
-import { checkEntitlement } from '../catalog/index.ts';
+import { checkEntitlement, type PlanLimitReached } from '../catalog/index.ts';
 import { CREATION_ORDER, fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
+import { releaseKey } from '../jobs/index.ts';
 import { newId } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
 import { HttpUrl, iso, isoOrNull, Nullable, RecordId, Text, Timestamp } from '../shared/wire.ts';
 import { ALL_EVENTS, EVENT_TYPE_NAMES } from './catalog.ts';
 import { notFound, type WebhookDeps, type WebhookError } from './context.ts';
+import { endpointKey } from './events.ts';
 import { newSigningSecret } from './signing.ts';
 import { checkTarget } from './target.ts';
 import type { SubscriptionStatus, WebhookSubscriptionsTable } from './webhooks.table.ts';
@@ -49,10 +51,11 @@ export const WebhookSubscription = Type.Object(
     event_types: Type.Array(EventTypeName),
     status: Type.Enum(SUBSCRIPTION_STATUSES),
     disabled_reason: Nullable(
-      Type.Enum(['user', 'gone', 'failing'], {
+      Type.Enum(['user', 'gone', 'failing', 'plan_limit'], {
         description:
           '`user`: disabled with PATCH; `gone`: the receiver answered 410; `failing`: every attempt of a ' +
-          'delivery failed over its whole retry schedule (about a day).',
+          'delivery failed over its whole retry schedule (about a day); `plan_limit`: paused when the ' +
+          'workspace moved to a plan that allows fewer subscriptions (the oldest stay enabled), resumed when a plan that allows it starts.',
       }),
     ),
     failing_since: Nullable(Timestamp),
@@ -271,6 +274,10 @@ export async function updateSubscription(
   return inTransaction(deps.db, async (trx) => {
     const existing = await findSubscriptionRow(trx, workspaceId, id);
     if (!existing) return err(notFound);
+    if (body.status === 'enabled' && existing.status === 'disabled') {
+      const refusal = await checkResumable(trx, workspaceId);
+      if (refusal) return err(refusal);
+    }
     const now = deps.clock.now();
     const row: WebhookSubscriptionsTable = { ...existing, updated_at: now.getTime() };
     if (url) row.url = url.value;
@@ -292,11 +299,28 @@ export async function updateSubscription(
       .where('workspace_id', '=', workspaceId)
       .where('id', '=', id)
       .execute();
+    if (row.status === 'enabled' && existing.status === 'disabled') await releaseKey(trx, endpointKey(id));
     for (const action of changeActions(existing, row)) {
       await recordSubscriptionEvent(trx, action, row, source, now);
     }
     return ok(toSubscription(row, now));
   });
+}
+
+/**
+ * Resuming is refused when as many subscriptions as the plan allows deliver already: after a
+ * move to a smaller plan, the ones paused over its limit (or by a person) cannot all come back.
+ */
+async function checkResumable(trx: Tx, workspaceId: string): Promise<PlanLimitReached | undefined> {
+  const plan = await lockWorkspacePlan(trx, workspaceId);
+  if (!plan) return undefined;
+  const { count } = await trx
+    .selectFrom('webhook_subscriptions')
+    .select((eb) => eb.fn.countAll().as('count'))
+    .where('workspace_id', '=', workspaceId)
+    .where('status', '=', 'enabled')
+    .executeTakeFirstOrThrow();
+  return checkEntitlement(plan, 'webhook_subscriptions', Number(count));
 }
 
 /** Pausing and resuming are events of their own; any other change is `webhook.updated`. */
@@ -330,6 +354,7 @@ export async function deleteSubscription(
       .returning(['id', 'workspace_id', 'url'])
       .executeTakeFirst();
     if (!deleted) return err(notFound);
+    await releaseKey(trx, endpointKey(id));
     await recordSubscriptionEvent(trx, 'webhook.deleted', deleted, source, clock.now());
     return ok({ id });
   });

@@ -1,6 +1,11 @@
 export type SubscriptionStatus = 'enabled' | 'disabled';
-/** `user` (PATCH), `gone` (the receiver answered 410) or `failing` (every attempt failed for a day). */
-export type DisabledReason = 'user' | 'gone' | 'failing';
+/**
+ * `user` (PATCH), `gone` (the receiver answered 410), `failing` (every attempt failed for a day) or
+ * `plan_limit` (over the plan's subscriptions when the workspace moved to a smaller plan).
+ */
+export type DisabledReason = 'user' | 'gone' | 'failing' | 'plan_limit';
+/** The reasons deliveries themselves disable a subscription for (the owner is emailed). */
+export type FailureReason = Extract<DisabledReason, 'gone' | 'failing'>;
 
 export interface WebhookSubscriptionsTable {
   id: string;

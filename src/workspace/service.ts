@@ -4,7 +4,7 @@ import { seedControls } from '../compliance/index.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import type { Clock } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
-import { publishEvent } from '../webhooks/index.ts';
+import { applyPlanToSubscriptions, publishEvent } from '../webhooks/index.ts';
 import { sendInvitation } from './send-invitation.ts';
 import { sendMovedToFree } from './term-notices.ts';
 
@@ -187,6 +187,8 @@ export interface EndedTerm {
   endedAt: Date;
   /** How many owners were emailed that the workspace moved to Free (0 when it did not move). */
   ownersNotified: number;
+  /** The webhook subscriptions paused for being over Free's limit (none when it did not move). */
+  subscriptionsPaused: string[];
 }
 
 /**
@@ -224,7 +226,8 @@ export async function endElapsedTerms(db: Db, ctx: WorkspaceContext, batchSize =
 
 /**
  * Closes one term with a conditional update (concurrent instances close it once) and, when no
- * other term is open, moves the workspace to Free and emails its owners; each change publishes
+ * other term is open, moves the workspace to Free, pauses the webhook subscriptions over Free's
+ * limit and emails its owners; each change publishes
  * its event. Answers the workspace's plan afterwards, or false when another instance closed the
  * term first.
  */
@@ -233,7 +236,7 @@ async function closeTerm(
   ctx: WorkspaceContext,
   term: TermRow & { id: string; workspace_id: string },
   now: number,
-): Promise<{ planNow: PlanId; ownersNotified: number } | false> {
+): Promise<{ planNow: PlanId; ownersNotified: number; subscriptionsPaused: string[] } | false> {
   const { clock } = ctx;
   const result = await trx
     .updateTable('workspace_terms')
@@ -266,7 +269,9 @@ async function closeTerm(
     .select('plan')
     .where('id', '=', workspaceId)
     .executeTakeFirstOrThrow();
-  if (stillOpen || workspace.plan === 'free') return { planNow: workspace.plan, ownersNotified: 0 };
+  if (stillOpen || workspace.plan === 'free') {
+    return { planNow: workspace.plan, ownersNotified: 0, subscriptionsPaused: [] };
+  }
   await trx
     .updateTable('workspaces')
     .set({ plan: 'free', updated_at: now })
@@ -288,11 +293,12 @@ async function closeTerm(
     },
     at: new Date(now),
   });
+  const { paused } = await applyPlanToSubscriptions(trx, { workspaceId, plan: 'free', clock });
   const ownersNotified = await sendMovedToFree(trx, ctx, {
     id: term.id,
     workspaceId,
     plan: term.plan,
     endedAt: new Date(now),
   });
-  return { planNow: 'free', ownersNotified };
+  return { planNow: 'free', ownersNotified, subscriptionsPaused: paused };
 }

@@ -110,7 +110,7 @@ describe(`API keys on ${testDialect}`, () => {
     assert.equal((await api.call('GET', '/me', { key: fresh })).status, 200);
 
     const again = await rotateApiKey(db, clock, api.org.keyId, OPERATOR_SOURCE);
-    assert.deepEqual(again, { ok: false, error: 'revoked' }, 'a revoked key cannot be rotated');
+    assert.deepEqual(again, { ok: false, error: { code: 'revoked' } }, 'a revoked key cannot be rotated');
   });
 
   it('record last use without writing on every request', async (t) => {

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { enqueueJob, type JobDefinition, JobRunner, type Timers } from '../../src/jobs/index.ts';
+import {
+  enqueueJob,
+  type JobDefinition,
+  JobRunner,
+  noteKeyOutcome,
+  type Timers,
+} from '../../src/jobs/index.ts';
 import { ManualClock } from '../../src/shared/clock.ts';
 import { createTestDatabase, type TestDatabase, testDialect } from '../helpers/database.ts';
 
@@ -65,6 +71,47 @@ describe(`job runner on ${testDialect}`, () => {
     assert.equal(await runner.drain(), 0);
     assert.deepEqual(seen, [{ n: 1 }]);
     assert.equal((await jobRow(database, id)).status, 'succeeded');
+  });
+
+  it('claims round-robin across concurrency keys, at most the per-key bound of one key, none of a held key', async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.close());
+    const clock = new ManualClock();
+    const ran: string[] = [];
+    const runner = new JobRunner({
+      db: database.db,
+      dialect: database.dialect,
+      clock,
+      logger: silent,
+      concurrency: 4,
+      perKeyConcurrency: 2,
+      definitions: { work: { run: async (payload) => void ran.push((payload as { key: string }).key) } },
+    });
+    for (let n = 0; n < 6; n++) {
+      await enqueueJob(database.db, clock.now(), {
+        kind: 'work',
+        payload: { key: 'busy' },
+        concurrencyKey: 'busy',
+      });
+    }
+    clock.advance(1);
+    await enqueueJob(database.db, clock.now(), {
+      kind: 'work',
+      payload: { key: 'quiet' },
+      concurrencyKey: 'quiet',
+    });
+    await enqueueJob(database.db, clock.now(), {
+      kind: 'work',
+      payload: { key: 'held' },
+      concurrencyKey: 'held',
+    });
+    await noteKeyOutcome(database.db, 'held', { succeeded: false, now: clock.now(), backoff: () => 60_000 });
+    assert.equal(await runner.drain(), 7);
+    // The first claim is the first three runs: two of the busy key (its bound) and the quiet one, though newer.
+    assert.deepEqual(ran.slice(0, 3).sort(), ['busy', 'busy', 'quiet']);
+    assert.equal(ran.includes('held'), false, 'a held key waits out its hold');
+    clock.advance(60_000);
+    assert.equal(await runner.drain(), 1);
   });
 
   it('does not run a job before its time', async (t) => {

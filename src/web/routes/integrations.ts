@@ -202,17 +202,42 @@ export function integrationRoutes(app: FastifyInstance, deps: RouteDeps): void {
       userSourceOf(request, access.user),
       revokeOldAt,
     );
-    if (!rotated.ok) return sendKeyNotRotatable(request, reply, workspace, 'This key is already revoked.');
+    if (!rotated.ok) {
+      const error = rotated.error;
+      if (error.code === 'not_found') return sendNotFound(request, reply);
+      if (error.code === 'plan_limit_reached') {
+        const { status, code, message } = planLimitRefusal(deps.config.baseUrl, workspace.id, error);
+        const errors = [{ field: 'overlap', message: `${message} ${OVERLAP_AT_LIMIT}` }];
+        return rotatePage(
+          request,
+          reply,
+          workspace,
+          key,
+          { overlap: 'now', errors, errorCode: code },
+          status,
+        );
+      }
+      return sendKeyNotRotatable(request, reply, workspace, NOT_ROTATABLE[error.code]);
+    }
     const { old: replaced, ...created } = rotated.value;
     return integrationsPage(deps, request, reply, workspace, { created, replaced }, 201);
   });
 }
 
+/** With an overlap both keys count against the plan until the old one stops; without, the new one replaces it. */
+const OVERLAP_AT_LIMIT =
+  'Both keys would work, and count, until the old one stops: choose “Now” to replace the key without an overlap.';
+
 /** Why a key in this state is not rotated: it no longer works, or it was replaced already. */
-const NOT_ROTATABLE: Partial<Record<KeyState['state'], string>> = {
+const NOT_ROTATABLE: Record<'revoked' | 'expired' | 'already_rotated', string> = {
   revoked: 'This key is already revoked.',
   expired: 'This key has expired; create a new one instead.',
-  rotating: 'This key was already replaced by a rotation; revoke it if it should stop working sooner.',
+  already_rotated: 'This key was already replaced by a rotation; revoke it if it should stop working sooner.',
+};
+const STATE_NOT_ROTATABLE: Partial<Record<KeyState['state'], string>> = {
+  revoked: NOT_ROTATABLE.revoked,
+  expired: NOT_ROTATABLE.expired,
+  rotating: NOT_ROTATABLE.already_rotated,
 };
 
 /**
@@ -231,7 +256,7 @@ async function rotatableKey(
     sendNotFound(request, reply);
     return undefined;
   }
-  const refusal = NOT_ROTATABLE[stateOf(key, deps.clock.now().getTime()).state];
+  const refusal = STATE_NOT_ROTATABLE[stateOf(key, deps.clock.now().getTime()).state];
   if (refusal) {
     sendKeyNotRotatable(request, reply, workspace, refusal);
     return undefined;
@@ -266,7 +291,7 @@ function rotatePage(
   reply: FastifyReply,
   workspace: Workspace,
   key: ApiKeyInfo,
-  form: { overlap: string; errors: { field: string; message: string }[] },
+  form: { overlap: string; errors: { field: string; message: string }[]; errorCode?: string },
   status = 200,
 ): FastifyReply {
   return sendPage(
@@ -275,6 +300,7 @@ function rotatePage(
     'key-rotate',
     {
       title: `Rotate ${key.name} · ${workspace.name}`,
+      errorCode: form.errorCode,
       workspace,
       key,
       overlapOptions: OVERLAP_OPTIONS,

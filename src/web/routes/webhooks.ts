@@ -80,12 +80,22 @@ const DELIVERY_STATUS_LABELS: Record<WebhookDelivery['status'], string> = {
 
 const dateOrNull = (value: string | null) => (value === null ? null : new Date(value));
 
+/** Why a subscription does not deliver, in words; one paused over the plan's limit names the plan. */
+function statusLabel(subscription: WebhookSubscription, workspace: Workspace): string {
+  if (subscription.disabled_reason === 'plan_limit') {
+    const limit = PLAN_ENTITLEMENTS[workspace.plan].webhookSubscriptions;
+    return `Paused: over the ${PLANS[workspace.plan].name} plan's limit of ${limit}`;
+  }
+  return STATUS_LABELS[subscription.disabled_reason ?? 'enabled'] ?? 'Disabled';
+}
+
 /** A subscription as the pages show it: dates as dates, its state in words. */
-function subscriptionView(subscription: WebhookSubscription) {
+function subscriptionView(subscription: WebhookSubscription, workspace: Workspace) {
   return {
     ...subscription,
     paused: subscription.status === 'disabled',
-    statusLabel: STATUS_LABELS[subscription.disabled_reason ?? 'enabled'] ?? 'Disabled',
+    statusLabel: statusLabel(subscription, workspace),
+    overPlan: subscription.disabled_reason === 'plan_limit',
     allEvents: subscription.event_types.includes(ALL_EVENTS),
     createdAt: new Date(subscription.created_at),
     lastSuccessAt: dateOrNull(subscription.last_success_at),
@@ -195,9 +205,9 @@ export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
         title: `Webhooks · ${workspace.name}`,
         errorCode: extra.errorCode,
         workspace,
-        subscriptions: items.map(subscriptionView),
+        subscriptions: items.map((item) => subscriptionView(item, workspace)),
         created: extra.created
-          ? { ...subscriptionView(extra.created), secret: extra.created.secret }
+          ? { ...subscriptionView(extra.created, workspace), secret: extra.created.secret }
           : undefined,
         errors: extra.errors ?? [],
         form: extra.form ?? EMPTY_FORM,
@@ -233,7 +243,7 @@ export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
         title: `Webhook ${subscription.url} · ${workspace.name}`,
         errorCode: extra.errorCode,
         workspace,
-        subscription: subscriptionView(subscription),
+        subscription: subscriptionView(subscription, workspace),
         deliveries: items.map(deliveryView),
         recentDeliveries: RECENT_DELIVERIES,
         secret: extra.secret,
@@ -339,7 +349,12 @@ export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
         if (!found) return reply;
         const { workspace, subscription, source } = found;
         const updated = await updateSubscription(hooks, workspace.id, subscription.id, { status }, source);
-        if (!updated.ok) return sendNotFound(request, reply);
+        if (!updated.ok) {
+          if (updated.error.code === 'not_found') return sendNotFound(request, reply);
+          const refusal = refusalOf(updated.error, deps.config.baseUrl, workspace.id);
+          const extra = { errors: [refusal.error], errorCode: refusal.code };
+          return detailPage(request, reply, workspace, subscription, extra, refusal.status);
+        }
         return reply.redirect(detailUrl(workspace, subscription.id), 303);
       },
     );
