@@ -1,53 +1,74 @@
 import { createHash } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   CHECKOUT_CAPABILITY,
   paymentHandlers,
   SHOPPING_SERVICE,
-  SPEC_URLS,
+  specUrls,
   UCP_PATH_PREFIX,
   UCP_VERSION,
+  UCP_VERSIONS,
+  type UcpVersion,
 } from '../channels/ucp/index.ts';
 import type { Config } from '../config.ts';
 
-/** The business profile: one REST service, the checkout capability and the PSP's card handler. */
-function ucpBusinessProfile(config: Config) {
+const PROFILE_PATH = '/.well-known/ucp';
+
+/** Where the complete profile of an older release is served (a leaf: no `supported_versions`). */
+const leafProfilePath = (version: UcpVersion) => `${PROFILE_PATH}/${version}`;
+
+/** The business profile of one release: one REST service, the checkout capability and the PSP's card handler. */
+function ucpBusinessProfile(config: Config, version: UcpVersion) {
+  const urls = specUrls(version);
+  const older = UCP_VERSIONS.filter((other) => other !== UCP_VERSION);
   return {
     ucp: {
-      version: UCP_VERSION,
+      version,
+      ...(version === UCP_VERSION
+        ? {
+            supported_versions: Object.fromEntries(
+              older.map((other) => [other, `${config.baseUrl}${leafProfilePath(other)}`]),
+            ),
+          }
+        : {}),
       services: {
         [SHOPPING_SERVICE]: [
           {
-            version: UCP_VERSION,
+            version,
             transport: 'rest',
-            spec: SPEC_URLS.overview,
-            schema: SPEC_URLS.restSchema,
+            spec: urls.overview,
+            schema: urls.restSchema,
             endpoint: `${config.baseUrl}${UCP_PATH_PREFIX}`,
           },
         ],
       },
       capabilities: {
-        [CHECKOUT_CAPABILITY]: [
-          { version: UCP_VERSION, spec: SPEC_URLS.checkoutSpec, schema: SPEC_URLS.checkoutSchema },
-        ],
+        [CHECKOUT_CAPABILITY]: [{ version, spec: urls.checkoutSpec, schema: urls.checkoutSchema }],
       },
-      payment_handlers: paymentHandlers(config),
+      payment_handlers: paymentHandlers(config, version),
     },
   };
 }
 
 /**
- * `GET /.well-known/ucp`: public and cacheable, as the protocol requires (`public`, max-age of
- * at least 60 s); the document only changes with configuration, so its ETag is computed once.
+ * `GET /.well-known/ucp` (and the leaf profile of each older release it lists under
+ * `supported_versions`): public and cacheable, as the protocol requires (`public`, max-age of at
+ * least 60 s); a document only changes with configuration, so its ETag is computed once.
  */
 export function registerUcpDiscovery(app: FastifyInstance, config: Config): void {
-  const body = JSON.stringify(ucpBusinessProfile(config));
+  for (const version of UCP_VERSIONS) {
+    const path = version === UCP_VERSION ? PROFILE_PATH : leafProfilePath(version);
+    app.get(path, cacheableJson(JSON.stringify(ucpBusinessProfile(config, version))));
+  }
+}
+
+function cacheableJson(body: string) {
   const etag = `"${createHash('sha256').update(body).digest('base64url')}"`;
-  app.get('/.well-known/ucp', async (request, reply) => {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('cache-control', 'public, max-age=3600').header('etag', etag);
     if (matchesEtag(request.headers['if-none-match'], etag)) return reply.code(304).send();
     return reply.type('application/json; charset=utf-8').send(body);
-  });
+  };
 }
 
 function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {

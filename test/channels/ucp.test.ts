@@ -752,7 +752,7 @@ describe(`UCP channel on ${testDialect}`, () => {
     assert.equal(old.messages[0]?.severity, 'unrecoverable');
     ucpError(
       await send('GET', `${SESSIONS}/cs_x`, {
-        headers: { 'ucp-agent': 'profile="p", version="2026-04-08"' },
+        headers: { 'ucp-agent': 'profile="p", version="2026-01-23"' },
       }),
       422,
       'version_unsupported',

@@ -5,6 +5,11 @@ import { STORABLE_TEXT, TOKEN_TEXT } from '../../shared/text.ts';
 /**
  * Wire shapes of ACP 2026-04-17. Requests are lenient where agents differ (acp.md §8: `quantity` on
  * line items, unknown fields ignored) and strict where money is concerned; every string is bounded.
+ * Undeclared, hence ignored whatever their shape: the unreleased spec's `suggested_price` on items
+ * and `fulfillment_details` on complete (the catalog price is charged; nothing is shipped), and
+ * enums this service does not act on (capabilities, intent_trace.reason_code, risk signals,
+ * marketing consents), so a value added by a later release is tolerated. Handler, instrument and
+ * credential types and the currency stay closed: they decide what is charged.
  * Responses are allow-lists: Fastify serializes exactly these fields.
  */
 

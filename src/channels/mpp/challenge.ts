@@ -9,7 +9,15 @@ export const CHALLENGE_LIFETIME_MS = 15 * MINUTE_MS;
 /** draft-httpauth-payment asks for an HMAC key of at least 32 bytes. */
 export const MIN_SECRET_BYTES = 32;
 
-/** The parameters the challenge id is bound to (draft-httpauth-payment §Challenge Binding). */
+/** The field a credential travels in unless the challenge names another. */
+export const DEFAULT_CREDENTIAL_FIELD = 'Authorization';
+/**
+ * The field a challenge names with `header=` when the agent keeps `Authorization` for its own
+ * credentials (draft-httpauth-payment-01; mppx's `requiresAuth`).
+ */
+export const PAYMENT_AUTHORIZATION = 'Payment-Authorization';
+
+/** The parameters the challenge id is bound to (draft-httpauth-payment-01 §Challenge Binding). */
 export interface ChallengeSlots {
   realm: string;
   method: string;
@@ -19,6 +27,8 @@ export interface ChallengeSlots {
   expires?: string;
   digest?: string;
   opaque?: string;
+  /** The field the credential must be sent in; absent means `Authorization`. */
+  header?: string;
 }
 
 export interface Challenge extends ChallengeSlots {
@@ -36,10 +46,14 @@ export interface PaidRoute {
 }
 
 /**
- * `base64url(HMAC-SHA256(secret, realm|method|intent|request|expires|digest|opaque))`: seven fixed
- * slots, absent ones empty, so no optional parameter (such as `expires`) can be stripped unnoticed.
+ * `base64url(HMAC-SHA256(secret, realm|method|intent|request|expires|digest[|header]|opaque))`:
+ * fixed slots, absent ones empty, so no optional parameter (such as `expires`) can be stripped
+ * unnoticed. A `header` other than `Authorization` takes a slot before `opaque`, exactly where the
+ * mppx client puts it (`Challenge.js` `idBindingInput`), so the ids of challenges without one
+ * are unchanged.
  */
 export function challengeId(secret: string, slots: ChallengeSlots): string {
+  const header = namesDefaultField(slots.header) ? [] : [slots.header];
   const input = [
     slots.realm,
     slots.method,
@@ -47,9 +61,15 @@ export function challengeId(secret: string, slots: ChallengeSlots): string {
     slots.request,
     slots.expires ?? '',
     slots.digest ?? '',
+    ...header,
     slots.opaque ?? '',
   ].join('|');
   return createHmac('sha256', secret).update(input, 'utf8').digest('base64url');
+}
+
+/** Whether a challenge's `header` leaves the credential in `Authorization`. */
+export function namesDefaultField(header: string | undefined): header is undefined {
+  return header === undefined || header.toLowerCase() === DEFAULT_CREDENTIAL_FIELD.toLowerCase();
 }
 
 /** base64url (no padding) of the JCS encoding: the form of `request` and `opaque` on the wire. */
@@ -76,19 +96,25 @@ export function paidRouteFor(item: CatalogItem, terms: { realm: string; networkI
  * other parameters are the same for all buyers of an item, and a challenge pays for one purchase
  * only, so two buyers served in the same millisecond must not receive the same id.
  */
-export function issueChallenge(route: PaidRoute, secret: string, now: Date): Challenge {
+export function issueChallenge(
+  route: PaidRoute,
+  secret: string,
+  now: Date,
+  credentialField: string = DEFAULT_CREDENTIAL_FIELD,
+): Challenge {
   const slots = {
     realm: route.realm,
     method: PAYMENT_METHOD,
     intent: PAYMENT_INTENT,
     request: route.request,
     expires: new Date(now.getTime() + CHALLENGE_LIFETIME_MS).toISOString(),
+    ...(namesDefaultField(credentialField) ? {} : { header: credentialField }),
     opaque: base64urlJcs({ nonce: randomBytes(16).toString('base64url') }),
   };
   return { ...slots, id: challengeId(secret, slots), description: route.description };
 }
 
-/** The `WWW-Authenticate` value, parameters in the order the reference SDK writes them. */
+/** The `WWW-Authenticate` value, parameters in the order the reference SDK writes them (`header` before `opaque`). */
 export function formatChallenge(challenge: Challenge): string {
   const params: [string, string][] = [
     ['id', challenge.id],
@@ -99,6 +125,7 @@ export function formatChallenge(challenge: Challenge): string {
     ['description', challenge.description],
     ['expires', challenge.expires],
   ];
+  if (challenge.header !== undefined) params.push(['header', challenge.header]);
   if (challenge.opaque !== undefined) params.push(['opaque', challenge.opaque]);
   return `Payment ${params.map(([name, value]) => `${name}=${quoted(value)}`).join(', ')}`;
 }

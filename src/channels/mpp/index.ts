@@ -5,15 +5,17 @@ import { applyRateLimit } from '../../http/rate-limit.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { ChannelContext } from '../context.ts';
 import {
+  DEFAULT_CREDENTIAL_FIELD,
   formatChallenge,
   issueChallenge,
   MIN_SECRET_BYTES,
   type PaidRoute,
   paidRouteFor,
 } from './challenge.ts';
+import { credentialSource } from './credential.ts';
 import { MPP_OPERATIONS } from './operations.ts';
 import { type PaymentDeps, pay } from './payment.ts';
-import { type PaymentRefusal, paymentProblem } from './problems.ts';
+import { type PaymentRefusal, PROBLEM_BASE, paymentProblem } from './problems.ts';
 import { paymentReceipt, purchaseResult } from './receipt.ts';
 import { PaymentProblem, PurchaseRequestBody, PurchaseResult, ServiceProblem } from './schemas.ts';
 import { loadOrCreateChallengeSecret } from './store.ts';
@@ -40,7 +42,8 @@ const PAID_OPERATION_RESPONSES = {
 };
 
 const EXPOSED_HEADERS = 'WWW-Authenticate, Payment-Receipt, Retry-After, Request-Id';
-const ALLOWED_REQUEST_HEADERS = 'Authorization, Content-Type, Accept-Payment, Request-Id';
+const ALLOWED_REQUEST_HEADERS =
+  'Authorization, Payment-Authorization, Content-Type, Accept-Payment, Request-Id';
 
 /** MPP: one `POST /plans/{item}` per sellable item, paid through the HTTP 402 Payment scheme. */
 export async function mppChannel(app: FastifyInstance, options: MppChannelOptions): Promise<void> {
@@ -70,7 +73,17 @@ export async function mppChannel(app: FastifyInstance, options: MppChannelOption
       operation.path,
       { schema: { body: PurchaseRequestBody, response: PAID_OPERATION_RESPONSES } },
       async (request, reply) => {
-        const answer = await pay(deps, route, request.headers.authorization, request.body);
+        const reading = credentialSource(request.headers);
+        if (!reading.ok) {
+          return sendProblem(reply, {
+            ...problem(request, 400, 'bad-request', reading.detail),
+            type: `${PROBLEM_BASE}bad-request`,
+          });
+        }
+        const { source, challengeField } = reading;
+        // A credential in its own field travels beside the agent's own Authorization: no shared cache may keep the answer.
+        if (source.field !== DEFAULT_CREDENTIAL_FIELD) reply.header('cache-control', 'no-store, private');
+        const answer = await pay(deps, route, source, request.body);
         switch (answer.kind) {
           case 'paid':
             return reply
@@ -78,7 +91,12 @@ export async function mppChannel(app: FastifyInstance, options: MppChannelOption
               .header('payment-receipt', paymentReceipt(answer.order))
               .send(purchaseResult(answer.order, checkout.purchases.baseUrl));
           case 'refused':
-            return sendChallenge(request, reply, { route, secret, clock: checkout.clock }, answer.refusal);
+            return sendChallenge(
+              request,
+              reply,
+              { route, secret, clock: checkout.clock, credentialField: challengeField },
+              answer.refusal,
+            );
           case 'unfinished':
             reply.header('retry-after', String(answer.retryAfterSeconds));
             return sendProblem(reply, problem(request, 503, answer.code, answer.detail));
@@ -91,10 +109,10 @@ export async function mppChannel(app: FastifyInstance, options: MppChannelOption
 function sendChallenge(
   request: FastifyRequest,
   reply: FastifyReply,
-  issuer: { route: PaidRoute; secret: string; clock: Clock },
+  issuer: { route: PaidRoute; secret: string; clock: Clock; credentialField: string },
   refusal: PaymentRefusal,
 ): FastifyReply {
-  const challenge = issueChallenge(issuer.route, issuer.secret, issuer.clock.now());
+  const challenge = issueChallenge(issuer.route, issuer.secret, issuer.clock.now(), issuer.credentialField);
   return reply
     .code(402)
     .header('www-authenticate', formatChallenge(challenge))

@@ -10,7 +10,7 @@ import {
 import { sha256Hex } from '../../shared/ids.ts';
 import { canonicalJson } from '../../shared/jcs.ts';
 import type { PaidRoute } from './challenge.ts';
-import { readCredential, sharedPaymentToken, verifyChallenge } from './credential.ts';
+import { type CredentialSource, readCredential, sharedPaymentToken, verifyChallenge } from './credential.ts';
 import type { PaymentRefusal } from './problems.ts';
 import type { PurchaseRequestBody } from './schemas.ts';
 import { claimChallenge, isClaimed } from './store.ts';
@@ -40,10 +40,10 @@ const IN_PROGRESS_POLL_MS = 50;
 export async function pay(
   deps: PaymentDeps,
   route: PaidRoute,
-  authorization: string | undefined,
+  credential: CredentialSource,
   body: PurchaseRequestBody,
 ): Promise<PaymentAnswer> {
-  const reading = readCredential(authorization);
+  const reading = readCredential(credential.value);
   if (reading.kind === 'absent') {
     return refused('payment-required', `Payment is required: ${route.description}.`);
   }
@@ -54,7 +54,7 @@ export async function pay(
     );
   }
   const { challenge, payload } = reading.credential;
-  const check = verifyChallenge(challenge, route, deps.secret);
+  const check = verifyChallenge(challenge, route, deps.secret, credential.field);
   if (!check.ok) return refused('invalid-challenge', check.detail);
 
   const { db, clock } = deps.purchases;

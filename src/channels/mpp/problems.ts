@@ -20,7 +20,7 @@ const TITLES: Record<PaymentProblemCode, string> = {
   'payment-action-required': 'Payment Action Required',
 };
 
-const PROBLEM_BASE = 'https://paymentauth.org/problems/';
+export const PROBLEM_BASE = 'https://paymentauth.org/problems/';
 
 /** Why a request was not served, in the words the agent will see next to the new challenge. */
 export interface PaymentRefusal {

@@ -44,6 +44,7 @@ export const PaymentCredential = Type.Object({
     expires: Type.Optional(Type.String()),
     digest: Type.Optional(Type.String()),
     opaque: Type.Optional(Type.String()),
+    header: Type.Optional(Type.String()),
   }),
   source: Type.Optional(Type.String()),
   payload: Type.Object({}),

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyReply, FastifySchemaValidationError } from 'f
 import type { SessionStatus } from '../../checkout/index.ts';
 import type { StoredResponse } from '../../idempotency/index.ts';
 import type { IdempotencyErrors } from '../idempotent.ts';
-import { UCP_VERSION } from './profile.ts';
+import { UCP_VERSION, UCP_VERSIONS } from './profile.ts';
 import type { UcpErrorMessage, UcpErrorResponse } from './schemas.ts';
 
 /** What a UCP route answers: a status, a checkout or error_response body, and extra headers. */
@@ -147,7 +147,7 @@ export function rateLimited(retryAfterSeconds: number): UcpReply {
 }
 
 export function versionUnsupported(version: string): UcpReply {
-  const content = `UCP version ${JSON.stringify(version)} is not supported; this business speaks ${UCP_VERSION}.`;
+  const content = `UCP version ${JSON.stringify(version)} is not supported; this business speaks ${UCP_VERSIONS.join(' and ')}.`;
   return errorReply(422, [errorMessage('version_unsupported', content, { severity: 'unrecoverable' })]);
 }
 

@@ -41,7 +41,7 @@ import {
   type UcpReply,
   versionUnsupported,
 } from './errors.ts';
-import { UCP_VERSION } from './profile.ts';
+import { inRelease, isSupportedVersion, UCP_VERSION, type UcpVersion } from './profile.ts';
 import { CHECKOUT_RESPONSES, CheckoutInput, CompleteInput, SessionParams } from './schemas.ts';
 import {
   paymentTokenFrom,
@@ -56,8 +56,11 @@ export {
   paymentHandlers,
   SHOPPING_SERVICE,
   SPEC_URLS,
+  specUrls,
   UCP_PATH_PREFIX,
   UCP_VERSION,
+  UCP_VERSIONS,
+  type UcpVersion,
 } from './profile.ts';
 
 type SessionResult = Result<CheckoutSession, CheckoutError>;
@@ -91,6 +94,9 @@ export async function ucpChannel(scope: FastifyInstance, context: ChannelContext
     sendReply(reply, rateLimited(retryAfterSeconds)),
   );
   scope.addHook('onRequest', checkAgentVersion);
+  scope.addHook('preSerialization', async (request, _reply, payload) =>
+    inRelease(payload, context.config, negotiated.get(request) ?? UCP_VERSION),
+  );
   registerRoutes(scope.withTypeProvider<TypeBoxTypeProvider>(), context);
 }
 
@@ -111,13 +117,20 @@ export function handleUcpError(error: FastifyError, request: FastifyRequest, rep
   return sendReply(reply, internalError());
 }
 
-/** Remote agent profiles are never fetched; a version the agent states must be ours. */
+/** The release each request negotiated; a request that names none speaks the newest. */
+const negotiated = new WeakMap<FastifyRequest, UcpVersion>();
+
+/**
+ * Remote agent profiles are never fetched; the version an agent states in `UCP-Agent` must be
+ * one this service speaks (the profile's `version` or a key of its `supported_versions`).
+ */
 async function checkAgentVersion(request: FastifyRequest, reply: FastifyReply) {
   const header = request.headers['ucp-agent'];
   const agent = requestedVersion(Array.isArray(header) ? header.join(', ') : header);
   if (agent.kind === 'malformed') return sendReply(reply, malformedAgentHeader());
-  if (agent.kind === 'requested' && agent.version !== UCP_VERSION) {
-    return sendReply(reply, versionUnsupported(agent.version));
+  if (agent.kind === 'requested') {
+    if (!isSupportedVersion(agent.version)) return sendReply(reply, versionUnsupported(agent.version));
+    negotiated.set(request, agent.version);
   }
 }
 
@@ -170,9 +183,10 @@ function registerRoutes(app: UcpScope, context: ChannelContext): void {
     { schema: { ...sessionRoute, body: CompleteInput } },
     async (request, reply) => {
       const { id } = request.params;
-      const token = paymentTokenFrom(request.body);
+      const token = paymentTokenFrom(request.body, id);
+      if (!token.ok) return sendReply(reply, errorReply(400, [token.error]));
       return sendIdempotently(idempotency, request, reply, idempotent(id), async () =>
-        respond(await completeSession(checkout, id, 'ucp', token), { sessionId: id }),
+        respond(await completeSession(checkout, id, 'ucp', token.value), { sessionId: id }),
       );
     },
   );

@@ -39,6 +39,15 @@ export const CheckoutInput = Type.Object({
   buyer: Type.Optional(BuyerInput),
 });
 
+/**
+ * The checkout a token was minted for, when the platform says so: `{type, id}` since 2026-08-25
+ * (`common/types/binding.json`), `{checkout_id}` in 2026-04-08 (`shopping/types/binding.json`).
+ */
+const BindingInput = Type.Union([
+  Type.Object({ type: nonEmpty(255), id: nonEmpty(255) }),
+  Type.Object({ checkout_id: nonEmpty(255) }),
+]);
+
 const InstrumentInput = Type.Object({
   id: nonEmpty(100),
   handler_id: Type.Literal(PAYMENT_HANDLER_ID),
@@ -47,6 +56,7 @@ const InstrumentInput = Type.Object({
   credential: Type.Object({
     type: Type.Literal(CREDENTIAL_TYPE),
     token: Type.String({ minLength: 1, maxLength: 255, pattern: TOKEN_TEXT }),
+    binding: Type.Optional(BindingInput),
   }),
 });
 

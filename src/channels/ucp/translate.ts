@@ -4,7 +4,7 @@ import { orderPageUrl } from '../../purchase/index.ts';
 import { isEmailAddress } from '../../shared/email.ts';
 import { err, ok, type Result } from '../../shared/result.ts';
 import { EXPIRED, errorMessage } from './errors.ts';
-import { checkoutEnvelope } from './profile.ts';
+import { CHECKOUT_CAPABILITY, checkoutEnvelope, UCP_VERSION } from './profile.ts';
 import type { BuyerInput, CheckoutInput, CompleteInput, UcpCheckout, UcpErrorMessage } from './schemas.ts';
 
 const UCP_STATUS: Record<SessionStatus, UcpCheckout['status']> = {
@@ -43,8 +43,23 @@ export function sessionInputFrom(body: CheckoutInput): Result<SessionInput, UcpE
   return ok({ itemId: onlyElement(body.line_items).item.id, buyer });
 }
 
-export function paymentTokenFrom(body: CompleteInput): string {
-  return onlyElement(body.payment.instruments).credential.token;
+const BINDING_PATH = '$.payment.instruments[0].credential.binding';
+
+/** The payment token of a complete, refused when its binding names another checkout. */
+export function paymentTokenFrom(body: CompleteInput, checkoutId: string): Result<string, UcpErrorMessage> {
+  const { token, binding } = onlyElement(body.payment.instruments).credential;
+  if (binding === undefined) return ok(token);
+  const bound =
+    'checkout_id' in binding
+      ? binding.checkout_id === checkoutId
+      : binding.type === CHECKOUT_CAPABILITY && binding.id === checkoutId;
+  if (bound) return ok(token);
+  return err(
+    errorMessage('invalid', `${BINDING_PATH} binds the payment token to another checkout.`, {
+      path: BINDING_PATH,
+      severity: 'unrecoverable',
+    }),
+  );
 }
 
 /** The core keeps a buyer only together with an email; without one the checkout is incomplete. */
@@ -152,7 +167,7 @@ export function toCheckout(
   ];
   const messages = [...sessionMessages(session), ...extra];
   return {
-    ucp: checkoutEnvelope(config),
+    ucp: checkoutEnvelope(config, UCP_VERSION),
     id: session.id,
     line_items: [
       {
