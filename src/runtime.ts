@@ -88,7 +88,12 @@ export function paymentProviderFor(config: Config, sandboxUrl?: string): Payment
     config.psp.kind === 'remote'
       ? config.psp.apiBase
       : new URL(sandboxUrl ?? `http://127.0.0.1:${config.psp.port}`);
-  return createStripeAdapter({ secretKey: config.psp.secretKey, apiBase, apiVersion: config.psp.apiVersion });
+  return createStripeAdapter({
+    secretKey: config.psp.secretKey,
+    apiBase,
+    apiVersion: config.psp.apiVersion,
+    webhookSecret: config.psp.webhookSecret,
+  });
 }
 
 /**

@@ -20,6 +20,8 @@ import { startTestSmtpServer, type TestSmtpServer } from './smtp.ts';
 
 export const SANDBOX_KEY = 'sk_test_purchase_suite';
 export const API_VERSION = '2026-07-29.preview';
+/** The secret the sandbox signs its events with and the service verifies them with. */
+export const WEBHOOK_SECRET = 'whsec_purchase_suite';
 
 export interface PurchaseFixture {
   runtime: TestRuntime;
@@ -83,6 +85,7 @@ export async function startPurchaseFixture(
     mailTransport: createSmtpTransport(smtp.url),
     paymentProvider: createStripeAdapter({
       secretKey: SANDBOX_KEY,
+      webhookSecret: WEBHOOK_SECRET,
       apiBase: new URL(sandbox.url),
       apiVersion: API_VERSION,
       maxNetworkRetries: options.maxNetworkRetries ?? 2,
@@ -107,6 +110,7 @@ export async function startPurchaseFixture(
         mailTransport: createSmtpTransport(smtp.url),
         paymentProvider: createStripeAdapter({
           secretKey: SANDBOX_KEY,
+          webhookSecret: WEBHOOK_SECRET,
           apiBase: new URL(sandbox.url),
           apiVersion: API_VERSION,
         }),
