@@ -9,6 +9,7 @@ export {
   fulfilCheckout,
   markCheckoutExpired,
   type ReturnOutcome,
+  type StartCheckoutError,
   type StartCheckoutInput,
   settleReturn,
   startCheckout,

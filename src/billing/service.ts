@@ -21,6 +21,7 @@ import type { BillingCheckoutsTable } from './billing.table.ts';
 export interface BillingLogger {
   info(object: object, message: string): void;
   warn(object: object, message: string): void;
+  error(object: object, message: string): void;
 }
 
 export interface BillingDeps {
@@ -46,6 +47,8 @@ export interface BillingCheckout {
   orderId: string | null;
 }
 
+export type StartCheckoutError = CatalogError | { code: 'provider_unavailable' };
+
 export interface StartCheckoutInput {
   workspaceId: string;
   itemId: string;
@@ -61,25 +64,34 @@ export interface StartCheckoutInput {
 export async function startCheckout(
   deps: BillingDeps,
   input: StartCheckoutInput,
-): Promise<Result<{ url: string; providerCheckoutId: string }, CatalogError>> {
+): Promise<Result<{ url: string; providerCheckoutId: string }, StartCheckoutError>> {
   const found = findSellableItem(input.itemId);
   if (!found.ok) return found;
   const item = found.value;
   const now = deps.clock.now();
   const id = newId('bco', now);
   const billing = `${deps.baseUrl}/w/${encodeURIComponent(input.workspaceId)}/billing`;
-  const session = await deps.psp.createCheckoutSession({
-    amount: item.price.amount,
-    currency: item.price.currency,
-    name: `${PLANS[item.price.plan].name}, one ${item.price.term}`,
-    description: item.description,
-    successUrl: `${billing}/return?checkout={CHECKOUT_SESSION_ID}`,
-    cancelUrl: billing,
-    clientReferenceId: input.workspaceId,
-    customerEmail: input.startedBy.email,
-    metadata: { workspace_id: input.workspaceId, item_id: item.id },
-    idempotencyKey: `svc_${id}`,
-  });
+  let session: CheckoutSessionSummary;
+  try {
+    session = await deps.psp.createCheckoutSession({
+      amount: item.price.amount,
+      currency: item.price.currency,
+      name: `${PLANS[item.price.plan].name}, one ${item.price.term}`,
+      description: item.description,
+      successUrl: `${billing}/return?checkout={CHECKOUT_SESSION_ID}`,
+      cancelUrl: billing,
+      clientReferenceId: input.workspaceId,
+      customerEmail: input.startedBy.email,
+      metadata: { workspace_id: input.workspaceId, item_id: item.id },
+      idempotencyKey: `svc_${id}`,
+    });
+  } catch (error) {
+    deps.logger.error(
+      { event: 'billing.checkout_failed', err: error, workspaceId: input.workspaceId, itemId: item.id },
+      'the provider did not create the checkout',
+    );
+    return err({ code: 'provider_unavailable' });
+  }
   if (!session.url) throw new Error(`the provider's new checkout ${session.id} has no page`);
   const earlier = await deps.db
     .selectFrom('billing_checkouts')

@@ -45,6 +45,8 @@ export interface PaymentIntentSummary {
  * page starts one per purchase; the provider redirects back and sends signed events.
  */
 export interface CheckoutProvider {
+  /** The origin of the provider's hosted payment pages (the app's CSP lets its forms lead there). */
+  readonly checkoutOrigin: string;
   createCheckoutSession(request: CheckoutSessionRequest): Promise<CheckoutSessionSummary>;
   /** Undefined when the provider knows no session of this id. */
   retrieveCheckoutSession(id: string): Promise<CheckoutSessionSummary | undefined>;

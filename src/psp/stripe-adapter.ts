@@ -50,6 +50,10 @@ export function createStripeAdapter(options: StripeAdapterOptions): PaymentProvi
   });
 
   return {
+    // The provider serves its hosted pages from their own host; the sandbox from its API's.
+    checkoutOrigin:
+      options.apiBase.hostname === 'api.stripe.com' ? 'https://checkout.stripe.com' : options.apiBase.origin,
+
     async charge(request: ChargeRequest): Promise<ChargeOutcome> {
       // The GA SDK's types predate shared payment tokens; the preview API version accepts this shape.
       const params = {

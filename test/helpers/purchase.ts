@@ -65,6 +65,8 @@ export async function startPurchaseFixture(
     database?: TestDatabase;
     /** Configuration on top of the test defaults (e.g. a BASE_URL a browser can reach). */
     env?: Record<string, string>;
+    /** The sandbox sends its signed events to the service's `/psp/events` at this BASE_URL. */
+    pspEventsTo?: string;
   } = {},
 ): Promise<PurchaseFixture> {
   const logs: string[] = [];
@@ -75,7 +77,16 @@ export async function startPurchaseFixture(
     },
   });
   const clock = new ManualClock('2026-03-01T12:00:00.000Z');
-  const sandbox = await startPspSandbox({ secretKey: SANDBOX_KEY, now: () => clock.now() });
+  const sandbox = await startPspSandbox({
+    secretKey: SANDBOX_KEY,
+    now: () => clock.now(),
+    ...(options.pspEventsTo
+      ? {
+          webhookEndpoint: { url: `${options.pspEventsTo}/psp/events`, secret: WEBHOOK_SECRET },
+          eventRetryDelaysMs: [50, 100, 200],
+        }
+      : {}),
+  });
   t.after(() => sandbox.close());
   const smtp = await startTestSmtpServer();
   t.after(() => smtp.close());
