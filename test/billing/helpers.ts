@@ -27,7 +27,7 @@ export async function billingScene(
     'owner@example.com',
     options.itemId ?? 'svc-starter-monthly',
   );
-  const owner = webClient(fixture.runtime.app, fixture.baseUrl);
+  let owner = webClient(fixture.runtime.app, fixture.baseUrl);
   const path = new URL(invitationUrl).pathname;
   assert.equal((await owner.get(path)).status, 200);
   const accepted = await owner.post(`${path}/accept`, { password: 'correct horse battery staple' });
@@ -38,6 +38,14 @@ export async function billingScene(
       clock: fixture.clock,
       baseUrl: fixture.runtime.config.baseUrl,
     });
+    // The session has ended meanwhile: the owner signs in again.
+    owner = webClient(fixture.runtime.app, fixture.baseUrl);
+    await owner.get('/sign-in');
+    const signedIn = await owner.post('/sign-in', {
+      email: 'owner@example.com',
+      password: 'correct horse battery staple',
+    });
+    assert.equal(signedIn.status, 303, signedIn.body);
   }
   return { fixture, owner, workspaceId };
 }
