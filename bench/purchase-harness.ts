@@ -90,6 +90,7 @@ async function withService(
     mailTransport: createDevMailboxTransport(database.db, systemClock),
     paymentProvider: createStripeAdapter({
       secretKey: SANDBOX_KEY,
+      webhookSecret: 'whsec_sandbox',
       apiBase: new URL(sandbox.url),
       apiVersion: config.psp.apiVersion,
     }),

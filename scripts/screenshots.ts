@@ -217,6 +217,8 @@ try {
   await shoot(page, 'glance');
   await page.goto(`${workspaceUrl}/controls?theme=people`);
   await shoot(page, 'controls');
+  await page.goto(`${workspaceUrl}/billing`);
+  await shoot(page, 'billing');
 
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.goto(`${baseUrl}/sign-in`);

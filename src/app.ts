@@ -8,6 +8,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import { API_PREFIX, apiV1, registerApiDocsPage } from './api/index.ts';
+import { type BillingDeps, providerEventRoutes } from './billing/index.ts';
 import { acpChannel, handleAcpError } from './channels/acp/index.ts';
 import type { ChannelContext } from './channels/context.ts';
 import { MPP_PREFIX, mppChannel } from './channels/mpp/index.ts';
@@ -32,6 +33,8 @@ export interface AppDeps {
   mailTransport: MailTransport;
   logger: FastifyBaseLogger;
   checkout: CheckoutDeps;
+  /** The Billing page's hosted checkouts and the provider's events. */
+  billing: BillingDeps;
   webhookTargets: TargetPolicy;
 }
 
@@ -85,11 +88,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     webhookTargets: deps.webhookTargets,
   });
   registerApiDocsPage(app, API_PREFIX);
+  app.register(providerEventRoutes, deps.billing);
   app.register(webApp, {
     db: deps.database.db,
     clock: deps.clock,
     config: deps.config,
     webhookTargets: deps.webhookTargets,
+    billing: deps.billing,
   });
   if (deps.mailTransport.kind === 'dev-mailbox' && deps.config.env !== 'production') {
     registerDevMailboxRoutes(app, deps.database.db);

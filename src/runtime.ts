@@ -9,6 +9,7 @@ import {
   sendAccountLinkJob,
 } from './accounts/index.ts';
 import { buildApp } from './app.ts';
+import type { BillingDeps } from './billing/index.ts';
 import { deleteOldClaims } from './channels/mpp/index.ts';
 import { type CheckoutDeps, expireSessions, settleSessions } from './checkout/index.ts';
 import type { Config } from './config.ts';
@@ -88,7 +89,12 @@ export function paymentProviderFor(config: Config, sandboxUrl?: string): Payment
     config.psp.kind === 'remote'
       ? config.psp.apiBase
       : new URL(sandboxUrl ?? `http://127.0.0.1:${config.psp.port}`);
-  return createStripeAdapter({ secretKey: config.psp.secretKey, apiBase, apiVersion: config.psp.apiVersion });
+  return createStripeAdapter({
+    secretKey: config.psp.secretKey,
+    apiBase,
+    apiVersion: config.psp.apiVersion,
+    webhookSecret: config.psp.webhookSecret,
+  });
 }
 
 /**
@@ -113,11 +119,27 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     failpoints: options.failpoints,
   };
   const checkout: CheckoutDeps = { db: database.db, clock, purchases };
+  const billing: BillingDeps = {
+    db: database.db,
+    clock,
+    psp: purchases.psp,
+    baseUrl: config.baseUrl,
+    logger,
+  };
   const webhookTargets: TargetPolicy = {
     allowLoopback: config.webhooks.allowLoopback,
     resolveHost: options.webhooks?.resolveHost ?? systemResolver(),
   };
-  const app = buildApp({ config, database, clock, mailTransport, logger, checkout, webhookTargets });
+  const app = buildApp({
+    config,
+    database,
+    clock,
+    mailTransport,
+    logger,
+    checkout,
+    billing,
+    webhookTargets,
+  });
   const jobs = new JobRunner({
     db: database.db,
     dialect: database.dialect,

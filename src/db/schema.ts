@@ -8,6 +8,7 @@ import type {
 import type { PasskeyChallengesTable, PasskeysTable } from '../accounts/passkeys.table.ts';
 import type { ApiKeysTable } from '../api/api-keys.table.ts';
 import type { AuditEventsTable } from '../audit/audit.table.ts';
+import type { BillingCheckoutsTable } from '../billing/billing.table.ts';
 import type { MppChallengeClaimsTable, MppServerSecretsTable } from '../channels/mpp/mpp.table.ts';
 import type { CheckoutSessionsTable } from '../checkout/checkout.table.ts';
 import type {
@@ -75,6 +76,7 @@ export interface Database {
   audit_events: AuditEventsTable;
   passkeys: PasskeysTable;
   passkey_challenges: PasskeyChallengesTable;
+  billing_checkouts: BillingCheckoutsTable;
 }
 
 export type Db = Kysely<Database>;

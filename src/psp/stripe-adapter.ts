@@ -1,5 +1,13 @@
 import Stripe from 'stripe';
-import type { ChargeOutcome, ChargeRequest, PaymentIntentSummary, PaymentProvider } from './port.ts';
+import type {
+  ChargeOutcome,
+  ChargeRequest,
+  CheckoutSessionRequest,
+  CheckoutSessionSummary,
+  PaymentIntentSummary,
+  PaymentProvider,
+  VerifiedEvent,
+} from './port.ts';
 
 export interface StripeAdapterOptions {
   secretKey: string;
@@ -7,6 +15,8 @@ export interface StripeAdapterOptions {
   apiBase: URL;
   /** The preview version that knows shared payment tokens, sent on each request. */
   apiVersion: string;
+  /** Verifies the provider's signed events (`whsec_…`, from the provider's webhook endpoint). */
+  webhookSecret: string;
   timeoutMs?: number;
   maxNetworkRetries?: number;
 }
@@ -40,6 +50,10 @@ export function createStripeAdapter(options: StripeAdapterOptions): PaymentProvi
   });
 
   return {
+    // The provider serves its hosted pages from their own host; the sandbox from its API's.
+    checkoutOrigin:
+      options.apiBase.hostname === 'api.stripe.com' ? 'https://checkout.stripe.com' : options.apiBase.origin,
+
     async charge(request: ChargeRequest): Promise<ChargeOutcome> {
       // The GA SDK's types predate shared payment tokens; the preview API version accepts this shape.
       const params = {
@@ -77,6 +91,109 @@ export function createStripeAdapter(options: StripeAdapterOptions): PaymentProvi
         throw error;
       }
     },
+
+    async createCheckoutSession(request: CheckoutSessionRequest): Promise<CheckoutSessionSummary> {
+      const session = await stripe.checkout.sessions.create(
+        {
+          mode: 'payment',
+          line_items: [
+            {
+              quantity: 1,
+              price_data: {
+                currency: request.currency,
+                unit_amount: request.amount,
+                product_data: { name: request.name, description: request.description },
+              },
+            },
+          ],
+          success_url: request.successUrl,
+          cancel_url: request.cancelUrl,
+          client_reference_id: request.clientReferenceId,
+          customer_email: request.customerEmail,
+          metadata: request.metadata,
+          payment_intent_data: { metadata: request.metadata },
+        },
+        { idempotencyKey: request.idempotencyKey },
+      );
+      return sessionSummary(session);
+    },
+
+    async retrieveCheckoutSession(id: string): Promise<CheckoutSessionSummary | undefined> {
+      try {
+        return sessionSummary(await stripe.checkout.sessions.retrieve(id));
+      } catch (error) {
+        if (error instanceof Stripe.errors.StripeInvalidRequestError && error.statusCode === 404)
+          return undefined;
+        throw error;
+      }
+    },
+
+    async expireCheckoutSession(id: string): Promise<CheckoutSessionSummary | undefined> {
+      try {
+        return sessionSummary(await stripe.checkout.sessions.expire(id));
+      } catch (error) {
+        // The provider refuses to expire a session that is not open (paid, or expired already).
+        if (!(error instanceof Stripe.errors.StripeInvalidRequestError) || error.statusCode !== 400)
+          throw error;
+        const session = await stripe.checkout.sessions.retrieve(id);
+        if (session.status === 'open') throw error;
+        return undefined;
+      }
+    },
+
+    verifyEvent(
+      rawBody: string | Buffer,
+      signatureHeader: string | undefined,
+      receivedAt: Date,
+    ): VerifiedEvent {
+      if (!signatureHeader) return { ok: false, reason: 'no Stripe-Signature header' };
+      let event: Stripe.Event;
+      try {
+        event = stripe.webhooks.constructEvent(
+          rawBody,
+          signatureHeader,
+          options.webhookSecret,
+          EVENT_TOLERANCE_SECONDS,
+          undefined,
+          receivedAt.getTime(),
+        );
+      } catch (error) {
+        if (error instanceof Stripe.errors.StripeSignatureVerificationError)
+          return { ok: false, reason: error.message.split('\n')[0] ?? 'bad signature' };
+        if (error instanceof SyntaxError) return { ok: false, reason: 'the body is not JSON' };
+        throw error;
+      }
+      const object = event.data?.object as { object?: string } | undefined;
+      return {
+        ok: true,
+        id: event.id,
+        type: event.type,
+        checkoutSession:
+          object?.object === 'checkout.session'
+            ? sessionSummary(object as Stripe.Checkout.Session)
+            : undefined,
+      };
+    },
+  };
+}
+
+/** The provider's default: an event signed more than five minutes before it arrives is refused. */
+const EVENT_TOLERANCE_SECONDS = 300;
+
+function sessionSummary(session: Stripe.Checkout.Session): CheckoutSessionSummary {
+  return {
+    id: session.id,
+    status: session.status === 'complete' ? 'complete' : session.status === 'expired' ? 'expired' : 'open',
+    paid: session.payment_status === 'paid',
+    amountTotal: session.amount_total,
+    currency: session.currency,
+    metadata: session.metadata ?? {},
+    clientReferenceId: session.client_reference_id,
+    paymentIntentId:
+      typeof session.payment_intent === 'string'
+        ? session.payment_intent
+        : (session.payment_intent?.id ?? null),
+    url: session.url,
   };
 }
 

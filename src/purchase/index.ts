@@ -1,3 +1,4 @@
+export { type PaidAppOrder, recordPaidAppOrder } from './app-orders.ts';
 export {
   crashOnceAt,
   type FailpointName,

@@ -1,3 +1,4 @@
+import type { BillingDeps } from '../billing/index.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/schema.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -9,6 +10,8 @@ export interface WebDeps {
   config: Config;
   /** Where webhook subscriptions may point: the policy the REST API and the delivery job use. */
   webhookTargets: TargetPolicy;
+  /** The Billing page starts hosted checkouts and settles them on return. */
+  billing: BillingDeps;
 }
 
 /** Local development runs on plain http; everywhere else cookies are Secure and `__Host-` prefixed. */

@@ -123,14 +123,32 @@ export function sendPage(
   view: string,
   data: PageData,
   status = 200,
+  formTargets: readonly string[] = [],
 ): FastifyReply {
-  return sendHtml(reply, renderPage(view, request.visit, data, status), status);
+  return sendHtml(reply, renderPage(view, request.visit, data, status), status, formTargets);
 }
 
-export function sendHtml(reply: FastifyReply, html: string, status: number): FastifyReply {
+/**
+ * `formTargets`: other origins a form of this page ends up at. A form posted here that answers
+ * with a redirect elsewhere (Billing's "Buy", to the provider's payment page) needs the target's
+ * origin in `form-action`: browsers check it on every redirect of the submission.
+ */
+export function sendHtml(
+  reply: FastifyReply,
+  html: string,
+  status: number,
+  formTargets: readonly string[] = [],
+): FastifyReply {
+  const policy =
+    formTargets.length === 0
+      ? APP_CONTENT_SECURITY_POLICY
+      : APP_CONTENT_SECURITY_POLICY.replace(
+          "form-action 'self'",
+          `form-action 'self' ${formTargets.join(' ')}`,
+        );
   return reply
     .code(status)
-    .header('content-security-policy', APP_CONTENT_SECURITY_POLICY)
+    .header('content-security-policy', policy)
     .header('cache-control', 'no-store')
     .header('referrer-policy', APP_REFERRER_POLICY)
     .type('text/html; charset=utf-8')

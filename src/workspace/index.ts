@@ -49,11 +49,14 @@ export {
   resendPurchaseOwnerInvitation,
 } from './owner-invitation.ts';
 export {
+  type AddedTerm,
+  addPaidTerm,
   type EndedTerm,
   endElapsedTerms,
   findWorkspaceByOrder,
   getWorkspace,
   type NewTerm,
+  type PaidTermInput,
   type Provisioned,
   type ProvisionInput,
   provisionWorkspace,

@@ -46,6 +46,8 @@ export interface Workspace {
   createdAt: Date;
   /** The term in force; null on Free. */
   currentTerm: Term | null;
+  /** A term already paid that starts when the current one ends (bought on the Billing page). */
+  nextTerm: Term | null;
 }
 
 export interface Provisioned {
@@ -121,7 +123,14 @@ export async function provisionWorkspace(
     ctx,
   );
   return {
-    workspace: { id: workspaceId, name: input.name, plan: input.plan, createdAt: now, currentTerm },
+    workspace: {
+      id: workspaceId,
+      name: input.name,
+      plan: input.plan,
+      createdAt: now,
+      currentTerm,
+      nextTerm: null,
+    },
     created: true,
   };
 }
@@ -152,20 +161,150 @@ export const termColumns = ['plan', 'term', 'starts_at', 'ends_at', 'channel', '
 export async function getWorkspace(db: Db, workspaceId: string): Promise<Workspace | undefined> {
   const row = await db.selectFrom('workspaces').selectAll().where('id', '=', workspaceId).executeTakeFirst();
   if (!row) return undefined;
-  const term = await db
+  // The open terms follow one another: the earliest is in force, the next one starts at its end.
+  const [current, next] = await db
     .selectFrom('workspace_terms')
     .select(termColumns)
     .where('workspace_id', '=', workspaceId)
     .where('ended_at', 'is', null)
-    .orderBy('ends_at', 'desc')
-    .executeTakeFirst();
+    .orderBy('starts_at')
+    .orderBy('ends_at')
+    .limit(2)
+    .execute();
   return {
     id: row.id,
     name: row.name,
     plan: row.plan,
     createdAt: new Date(row.created_at),
-    currentTerm: term ? toTerm(term) : null,
+    currentTerm: current ? toTerm(current) : null,
+    nextTerm: next ? toTerm(next) : null,
   };
+}
+
+export interface PaidTermInput {
+  workspaceId: string;
+  plan: PlanId;
+  term: TermLength;
+  /** Who sold the term (`app` for the Billing page). */
+  channel: string;
+  orderId: string;
+}
+
+export interface AddedTerm {
+  term: Term;
+  /** True when the term is in force now (the workspace was on Free); false for a next term. */
+  startsNow: boolean;
+  /** The plan before, when it changed now. */
+  previousPlan: PlanId;
+}
+
+/**
+ * Adds a paid term to an existing workspace, in the caller's transaction. On Free it starts now
+ * and the plan switches at once (webhook subscriptions paused for Free's limit resume); otherwise
+ * it starts when the last paid term ends, and the term-end sweep switches to it then.
+ */
+export async function addPaidTerm(trx: Tx, input: PaidTermInput, ctx: WorkspaceContext): Promise<AddedTerm> {
+  const { clock } = ctx;
+  const now = clock.now();
+  // Taking the workspace's row first makes two purchases for one workspace follow one another.
+  await trx
+    .updateTable('workspaces')
+    .set((eb) => ({ id: eb.ref('id') }))
+    .where('id', '=', input.workspaceId)
+    .execute();
+  const workspace = await trx
+    .selectFrom('workspaces')
+    .select('plan')
+    .where('id', '=', input.workspaceId)
+    .executeTakeFirstOrThrow();
+  const last = await trx
+    .selectFrom('workspace_terms')
+    .select('ends_at')
+    .where('workspace_id', '=', input.workspaceId)
+    .where('ended_at', 'is', null)
+    .orderBy('ends_at', 'desc')
+    .executeTakeFirst();
+  const startsNow = workspace.plan === 'free' || !last;
+  const startsAt = startsNow || !last ? now : new Date(last.ends_at);
+  const endsAt = termEnd(startsAt, input.term);
+  await trx
+    .insertInto('workspace_terms')
+    .values({
+      id: newId('term', now),
+      workspace_id: input.workspaceId,
+      plan: input.plan,
+      term: input.term,
+      starts_at: startsAt.getTime(),
+      ends_at: endsAt.getTime(),
+      channel: input.channel,
+      order_id: input.orderId,
+      ended_at: null,
+      created_at: now.getTime(),
+    })
+    .execute();
+  if (startsNow) {
+    await switchPlan(trx, clock, {
+      workspaceId: input.workspaceId,
+      from: workspace.plan,
+      to: input.plan,
+      reason: 'term_purchased',
+      orderId: input.orderId,
+    });
+  }
+  const term: Term = {
+    plan: input.plan,
+    term: input.term,
+    startsAt,
+    endsAt,
+    channel: input.channel,
+    orderId: input.orderId,
+    renews: false,
+  };
+  return { term, startsNow, previousPlan: workspace.plan };
+}
+
+/**
+ * Moves the workspace to a paid term's plan (bought on Free, or a next term starting): the
+ * plan, its event and audit entry, and the webhook subscriptions the plan allows resume.
+ */
+async function switchPlan(
+  trx: Tx,
+  clock: Clock,
+  change: {
+    workspaceId: string;
+    from: PlanId;
+    to: PlanId;
+    reason: 'term_purchased' | 'next_term_started';
+    orderId: string;
+  },
+): Promise<void> {
+  const now = clock.now();
+  if (change.from !== change.to) {
+    await trx
+      .updateTable('workspaces')
+      .set({ plan: change.to, updated_at: now.getTime() })
+      .where('id', '=', change.workspaceId)
+      .execute();
+    await publishEvent(trx, clock, {
+      workspaceId: change.workspaceId,
+      type: 'workspace.plan_changed',
+      data: { previous_plan: change.from, plan: change.to, reason: change.reason },
+    });
+    await recordAuditEvent(trx, {
+      workspaceId: change.workspaceId,
+      actor: SYSTEM_ACTOR,
+      action: 'plan.changed',
+      target: {
+        type: 'order',
+        id: change.orderId,
+        label: `${PLANS[change.from].name} to ${PLANS[change.to].name}: ${
+          change.reason === 'term_purchased' ? 'a paid term started' : 'the next paid term started'
+        }`,
+      },
+      at: now,
+    });
+  }
+  await applyPlanToSubscriptions(trx, { workspaceId: change.workspaceId, plan: change.to, clock });
 }
 
 export async function findWorkspaceByOrder(db: Db, orderId: string): Promise<Workspace | undefined> {
@@ -225,11 +364,11 @@ export async function endElapsedTerms(db: Db, ctx: WorkspaceContext, batchSize =
 }
 
 /**
- * Closes one term with a conditional update (concurrent instances close it once) and, when no
- * other term is open, moves the workspace to Free, pauses the webhook subscriptions over Free's
- * limit and emails its owners; each change publishes
- * its event. Answers the workspace's plan afterwards, or false when another instance closed the
- * term first.
+ * Closes one term with a conditional update (concurrent instances close it once). When a next
+ * term was paid for, the workspace moves to its plan; when no other term is open, it moves to
+ * Free, pauses the webhook subscriptions over Free's limit and emails its owners. Each change
+ * publishes its event. Answers the workspace's plan afterwards, or false when another instance
+ * closed the term first.
  */
 async function closeTerm(
   trx: Tx,
@@ -258,18 +397,32 @@ async function closeTerm(
       renews: false,
     },
   });
-  const stillOpen = await trx
+  const following = await trx
     .selectFrom('workspace_terms')
-    .select('id')
+    .select(['plan', 'order_id'])
     .where('workspace_id', '=', workspaceId)
     .where('ended_at', 'is', null)
+    .orderBy('starts_at')
     .executeTakeFirst();
   const workspace = await trx
     .selectFrom('workspaces')
     .select('plan')
     .where('id', '=', workspaceId)
     .executeTakeFirstOrThrow();
-  if (stillOpen || workspace.plan === 'free') {
+  if (following && workspace.plan !== 'free') {
+    // A next term already paid starts here: its plan, not Free, and no moved-to-Free email.
+    if (following.plan !== workspace.plan) {
+      await switchPlan(trx, clock, {
+        workspaceId,
+        from: workspace.plan,
+        to: following.plan,
+        reason: 'next_term_started',
+        orderId: following.order_id,
+      });
+    }
+    return { planNow: following.plan, ownersNotified: 0, subscriptionsPaused: [] };
+  }
+  if (following || workspace.plan === 'free') {
     return { planNow: workspace.plan, ownersNotified: 0, subscriptionsPaused: [] };
   }
   await trx

@@ -160,6 +160,7 @@ async function startService(t: import('node:test').TestContext): Promise<Service
     },
     paymentProvider: createStripeAdapter({
       secretKey: SANDBOX_KEY,
+      webhookSecret: 'whsec_sandbox',
       apiBase: new URL(sandbox.url),
       apiVersion: API_VERSION,
       maxNetworkRetries: 0,

@@ -20,6 +20,8 @@ import { startTestSmtpServer, type TestSmtpServer } from './smtp.ts';
 
 export const SANDBOX_KEY = 'sk_test_purchase_suite';
 export const API_VERSION = '2026-07-29.preview';
+/** The secret the sandbox signs its events with and the service verifies them with. */
+export const WEBHOOK_SECRET = 'whsec_purchase_suite';
 
 export interface PurchaseFixture {
   runtime: TestRuntime;
@@ -63,6 +65,8 @@ export async function startPurchaseFixture(
     database?: TestDatabase;
     /** Configuration on top of the test defaults (e.g. a BASE_URL a browser can reach). */
     env?: Record<string, string>;
+    /** The sandbox sends its signed events to the service's `/psp/events` at this BASE_URL. */
+    pspEventsTo?: string;
   } = {},
 ): Promise<PurchaseFixture> {
   const logs: string[] = [];
@@ -73,7 +77,16 @@ export async function startPurchaseFixture(
     },
   });
   const clock = new ManualClock('2026-03-01T12:00:00.000Z');
-  const sandbox = await startPspSandbox({ secretKey: SANDBOX_KEY, now: () => clock.now() });
+  const sandbox = await startPspSandbox({
+    secretKey: SANDBOX_KEY,
+    now: () => clock.now(),
+    ...(options.pspEventsTo
+      ? {
+          webhookEndpoint: { url: `${options.pspEventsTo}/psp/events`, secret: WEBHOOK_SECRET },
+          eventRetryDelaysMs: [50, 100, 200],
+        }
+      : {}),
+  });
   t.after(() => sandbox.close());
   const smtp = await startTestSmtpServer();
   t.after(() => smtp.close());
@@ -83,6 +96,7 @@ export async function startPurchaseFixture(
     mailTransport: createSmtpTransport(smtp.url),
     paymentProvider: createStripeAdapter({
       secretKey: SANDBOX_KEY,
+      webhookSecret: WEBHOOK_SECRET,
       apiBase: new URL(sandbox.url),
       apiVersion: API_VERSION,
       maxNetworkRetries: options.maxNetworkRetries ?? 2,
@@ -107,6 +121,7 @@ export async function startPurchaseFixture(
         mailTransport: createSmtpTransport(smtp.url),
         paymentProvider: createStripeAdapter({
           secretKey: SANDBOX_KEY,
+          webhookSecret: WEBHOOK_SECRET,
           apiBase: new URL(sandbox.url),
           apiVersion: API_VERSION,
         }),

@@ -33,11 +33,20 @@ export interface WebFixture extends PurchaseFixture {
 
 const INVITATION_LINK = /https?:\/\/[^\s"]+\/invitations\/inv_[A-Za-z0-9_-]{43}/;
 
-/** The purchase fixture (PSP sandbox, SMTP peer) with the service listening on loopback. */
-export async function startWebFixture(t: TestContext): Promise<WebFixture> {
+/**
+ * The purchase fixture (PSP sandbox, SMTP peer) with the service listening on loopback; with
+ * `pspEvents`, the sandbox delivers its signed checkout events to the service.
+ */
+export async function startWebFixture(
+  t: TestContext,
+  options: { pspEvents?: boolean } = {},
+): Promise<WebFixture> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const fixture = await startPurchaseFixture(t, { env: { BASE_URL: baseUrl } });
+  const fixture = await startPurchaseFixture(t, {
+    env: { BASE_URL: baseUrl },
+    ...(options.pspEvents ? { pspEventsTo: baseUrl } : {}),
+  });
   await fixture.runtime.app.listen({ port, host: '127.0.0.1' });
   const acp = httpClient(baseUrl);
 

@@ -12,6 +12,7 @@ let keys = 0;
 function adapter(options: { secretKey?: string; maxNetworkRetries?: number } = {}): PaymentProvider {
   return createStripeAdapter({
     secretKey: options.secretKey ?? SANDBOX_KEY,
+    webhookSecret: 'whsec_sandbox',
     apiBase: new URL(sandbox.url),
     apiVersion: API_VERSION,
     maxNetworkRetries: options.maxNetworkRetries ?? 0,

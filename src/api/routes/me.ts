@@ -54,7 +54,10 @@ type Me = Static<typeof Me>;
 const PlanChanged = Type.Object({
   previous_plan: Type.String(),
   plan: Type.String(),
-  reason: Type.Enum(['term_ended'], { description: 'Why the plan changed.' }),
+  reason: Type.Enum(['term_ended', 'term_purchased', 'next_term_started'], {
+    description:
+      'Why the plan changed: the term ended (to Free), a term bought on Free started, or the next paid term started.',
+  }),
 });
 const TermEnded = Type.Object({
   plan: Type.String(),

@@ -1,22 +1,135 @@
-import type { FastifyInstance } from 'fastify';
-import { PLANS } from '../../catalog/index.ts';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type ReturnOutcome, settleReturn, startCheckout } from '../../billing/index.ts';
+import { formatBytes, PLAN_ENTITLEMENTS, PLANS, SELLABLE_ITEMS } from '../../catalog/index.ts';
+import { listOrders } from '../../purchase/index.ts';
+import type { Workspace } from '../../workspace/index.ts';
+import { field, isIdInput } from '../forms.ts';
 import { membershipFor } from '../guard.ts';
-import { sendPage } from '../render.ts';
+import { sendNotFound, sendPage } from '../render.ts';
 import type { RouteDeps } from './deps.ts';
 
+type WorkspaceParams = { Params: { workspaceId: string } };
+
+/** Every order a workspace could have; a workspace buys a term a month at most. */
+const ORDERS_SHOWN = 1000;
+
+const CHANNEL_LABELS: Record<string, string> = { acp: 'ACP', ucp: 'UCP', mpp: 'MPP', app: 'App' };
+
 /**
- * Billing for owners and admins, where the term-end emails link. A placeholder until the Billing
- * page of issue 15 is built: the plan, the term and that it does not renew.
+ * Billing for owners and admins, where the term-end emails link: the plan, its term and limits,
+ * every order, and the six plan terms to buy. "Buy" starts a hosted checkout at the provider and
+ * redirects there; the provider sends the person back to the return page.
  */
 export function billingRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  app.get<{ Params: { workspaceId: string } }>('/w/:workspaceId/billing', async (request, reply) => {
+  app.get<WorkspaceParams>('/w/:workspaceId/billing', async (request, reply) => {
+    const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
+    if (!access) return reply;
+    return billingPage(deps, request, reply, access.membership.workspace);
+  });
+
+  app.post<WorkspaceParams>('/w/:workspaceId/billing/checkout', async (request, reply) => {
     const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
     if (!access) return reply;
     const { workspace } = access.membership;
-    return sendPage(request, reply, 'billing', {
+    const started = await startCheckout(deps.billing, {
+      workspaceId: workspace.id,
+      itemId: field(request, 'item'),
+      startedBy: { id: access.user.id, email: access.user.email },
+    });
+    if (started.ok) return reply.redirect(started.value.url, 303);
+    const message =
+      started.error.code === 'provider_unavailable'
+        ? 'The payment provider could not be reached; nothing was charged. Try again in a moment.'
+        : 'Choose one of the plans listed below.';
+    return billingPage(deps, request, reply, workspace, {
+      errors: [{ message }],
+      status: started.error.code === 'provider_unavailable' ? 503 : 400,
+    });
+  });
+
+  app.get<WorkspaceParams & { Querystring: { checkout?: string } }>(
+    '/w/:workspaceId/billing/return',
+    async (request, reply) => {
+      const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
+      if (!access) return reply;
+      const checkoutId = request.query.checkout;
+      if (typeof checkoutId !== 'string' || !isIdInput(checkoutId)) return sendNotFound(request, reply);
+      const { workspace } = access.membership;
+      const outcome = await settleReturn(deps.billing, workspace.id, checkoutId);
+      if (!outcome) return sendNotFound(request, reply);
+      return sendPage(request, reply, 'billing-return', {
+        title: `${workspace.name}: Payment`,
+        workspace,
+        ...returnView(outcome),
+      });
+    },
+  );
+}
+
+/** What the return page says: paid (now or as the next term), or why not. */
+function returnView(outcome: ReturnOutcome) {
+  if (outcome.kind === 'paid') {
+    const { order } = outcome;
+    return {
+      result: order.termStartsAt.getTime() <= order.createdAt.getTime() ? 'paid_now' : 'paid_next',
+      planName: PLANS[order.plan].name,
+      termStartsAt: order.termStartsAt,
+      termEndsAt: order.termEndsAt,
+    };
+  }
+  if (outcome.kind === 'mismatch') return { result: 'mismatch' };
+  return { result: outcome.status === 'expired' ? 'expired' : 'not_paid' };
+}
+
+async function billingPage(
+  deps: RouteDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  workspace: Workspace,
+  outcome: { errors?: { message: string }[]; status?: number } = {},
+) {
+  const entitlements = PLAN_ENTITLEMENTS[workspace.plan];
+  const orders = await listOrders(deps.db, { limit: ORDERS_SHOWN, workspaceId: workspace.id });
+  return sendPage(
+    request,
+    reply,
+    'billing',
+    {
       title: `${workspace.name}: Billing`,
       workspace,
       planName: PLANS[workspace.plan].name,
-    });
-  });
+      nextPlanName: workspace.nextTerm ? PLANS[workspace.nextTerm.plan].name : undefined,
+      limits: [
+        ['Members and pending invitations', String(entitlements.members)],
+        ['Active API keys', String(entitlements.apiKeys)],
+        ['Webhook subscriptions', String(entitlements.webhookSubscriptions)],
+        ['Evidence storage', formatBytes(entitlements.evidenceStorageBytes)],
+        ['API requests per minute per key', String(entitlements.apiRequestsPerMinute)],
+      ],
+      orders: orders.map((order) => ({
+        id: order.id,
+        channel: CHANNEL_LABELS[order.channel] ?? order.channel.toUpperCase(),
+        item: `${PLANS[order.plan].name}, one ${order.term}`,
+        amount: order.amount,
+        createdAt: order.createdAt,
+        reference: order.paymentIntentId,
+      })),
+      items: SELLABLE_ITEMS.map((item) => ({
+        id: item.id,
+        name: `${PLANS[item.price.plan].name}, one ${item.price.term}`,
+        description: item.description,
+        amount: item.price.amount,
+      })),
+      nextPurchaseStartsAt: startOfNextPurchase(workspace),
+      errors: outcome.errors,
+    },
+    outcome.status ?? 200,
+    [deps.billing.psp.checkoutOrigin],
+  );
+}
+
+/** When a plan bought now starts: at once on Free, or when the last paid term ends. */
+function startOfNextPurchase(workspace: Workspace): Date | undefined {
+  const last = workspace.nextTerm ?? workspace.currentTerm;
+  return workspace.plan === 'free' || !last ? undefined : last.endsAt;
 }

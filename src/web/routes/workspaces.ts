@@ -25,6 +25,7 @@ export function workspaceRoutes(app: FastifyInstance, deps: RouteDeps): void {
       workspace,
       role,
       planName: PLANS[workspace.plan].name,
+      nextPlanName: workspace.nextTerm ? PLANS[workspace.nextTerm.plan].name : undefined,
       canManage: canManageWorkspace(role),
       glance: await workspaceGlance(deps, workspace.id, request.log),
       barOrder: BAR_ORDER,

@@ -1,0 +1,119 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { DAY_MS } from '../../src/shared/clock.ts';
+import { endElapsedTerms } from '../../src/workspace/index.ts';
+import { billingScene, payOnHostedPage, startBuying } from '../billing/helpers.ts';
+import { testDialect } from '../helpers/database.ts';
+import { acceptAsNewAccount, startAppFixture, webClient } from '../helpers/web.ts';
+
+const errorCodeOf = (body: string) => /<meta name="error-code" content="([a-z_]+)">/.exec(body)?.[1];
+
+describe(`the Billing page on ${testDialect}`, () => {
+  it('shows owners and admins the plan, term, limits, orders and the six plan terms; members get 403, others 404', async (t) => {
+    const fixture = await startAppFixture(t);
+    const { workspaceId, invitationPath } = await fixture.provision({
+      email: 'owner@example.com',
+      name: 'Acme',
+    });
+    const owner = await acceptAsNewAccount(fixture.runtime.app, invitationPath);
+    const billing = `/w/${workspaceId}/billing`;
+
+    const page = await owner.get(billing);
+    assert.equal(page.status, 200);
+    assert.match(page.body, /<h1>Acme: Billing<\/h1>/);
+    assert.match(page.body, /<dt>Plan<\/dt><dd>Pro<\/dd>/);
+    assert.match(page.body, /<time datetime="2027-03-01T12:00:00.000Z">/);
+    assert.match(page.body, /does not renew/);
+    assert.match(page.body, /When it ends, the workspace moves to the Free plan/);
+    assert.match(page.body, /What the Pro plan includes/);
+    assert.match(page.body, /Webhook subscriptions<\/td><td role="cell" data-label="Up to">/);
+    assert.match(page.body, /starts when the paid term ends, on <time datetime="2027-03-01T12:00:00.000Z">/);
+    const items = [...page.body.matchAll(/name="item" value="([a-z-]+)"/g)].map((match) => match[1]);
+    assert.deepEqual(items, [
+      'svc-starter-monthly',
+      'svc-starter-annual',
+      'svc-pro-monthly',
+      'svc-pro-annual',
+      'svc-enterprise-monthly',
+      'svc-enterprise-annual',
+    ]);
+    assert.match(page.body, /\$3,099\.00/);
+    assert.match(page.body, /No orders yet\./);
+
+    const unknown = await owner.post(`${billing}/checkout`, { item: 'svc-msp-annual' });
+    assert.equal(unknown.status, 400);
+    assert.match(unknown.body, /Choose one of the plans listed below\./);
+
+    for (const [email, role] of [
+      ['admin@example.com', 'admin'],
+      ['member@example.com', 'member'],
+    ] as const) {
+      await owner.get(`/w/${workspaceId}/members`);
+      const sent = await owner.post(`/w/${workspaceId}/members/invitations`, { email, role });
+      assert.equal(sent.status, 303, sent.body);
+    }
+    const admin = await acceptAsNewAccount(
+      fixture.runtime.app,
+      await fixture.latestInvitationPath('admin@example.com'),
+    );
+    const member = await acceptAsNewAccount(
+      fixture.runtime.app,
+      await fixture.latestInvitationPath('member@example.com'),
+    );
+    assert.equal((await admin.get(billing)).status, 200);
+    const refused = await member.get(billing);
+    assert.equal(refused.status, 403);
+    assert.ok(errorCodeOf(refused.body));
+    await member.get(`/w/${workspaceId}`);
+    assert.equal((await member.post(`${billing}/checkout`, { item: 'svc-pro-annual' })).status, 403);
+    assert.equal((await member.get(`${billing}/return?checkout=cs_test_x`)).status, 403);
+    const other = await fixture.provision({ email: 'other@example.com' });
+    assert.equal((await owner.get(`/w/${other.workspaceId}/billing`)).status, 404);
+    const anonymous = await webClient(fixture.runtime.app).get(billing);
+    assert.equal(anonymous.status, 303);
+
+    fixture.runtime.clock.advance(366 * DAY_MS);
+    await endElapsedTerms(fixture.runtime.database.db, {
+      clock: fixture.runtime.clock,
+      baseUrl: fixture.runtime.config.baseUrl,
+    });
+    const again = webClient(fixture.runtime.app);
+    await again.get('/sign-in');
+    await again.post('/sign-in', { email: 'owner@example.com', password: 'correct horse battery staple' });
+    const free = await again.get(billing);
+    assert.match(free.body, /<dt>Plan<\/dt><dd>Free<\/dd>/);
+    assert.match(free.body, /on the Free plan, with no paid term/);
+    assert.match(free.body, /A plan bought now starts at once\./);
+  });
+
+  it('lets the Buy form lead to the provider and answers the return page only for this workspace’s checkouts', async (t) => {
+    const scene = await billingScene(t, { termEnded: true });
+    const { fixture, owner, workspaceId } = scene;
+    const page = await owner.get(`/w/${workspaceId}/billing`);
+    assert.match(
+      String(page.headers['content-security-policy']),
+      new RegExp(`form-action 'self' ${fixture.sandbox.url.replace(/[.]/g, '\\.')};`),
+    );
+    fixture.sandbox.events.pause();
+    const { payUrl, checkoutId } = await startBuying(scene);
+
+    const open = await owner.get(`/w/${workspaceId}/billing/return?checkout=${checkoutId}`);
+    assert.equal(open.status, 200);
+    assert.match(open.body, /Not paid: the payment is not complete; nothing was charged\./);
+    assert.match(open.body, new RegExp(`href="/w/${workspaceId}/billing">Back to Billing`));
+
+    assert.equal((await owner.get(`/w/${workspaceId}/billing/return?checkout=cs_test_unknown`)).status, 404);
+    assert.equal((await owner.get(`/w/${workspaceId}/billing/return`)).status, 404);
+    const elsewhere = await fixture.buyWorkspace('owner@example.com', 'svc-starter-monthly');
+    const invitation = new URL(elsewhere.invitationUrl).pathname;
+    await owner.get(invitation);
+    assert.equal((await owner.post(`${invitation}/accept`, {})).status, 303);
+    assert.equal((await owner.get(`/w/${elsewhere.workspaceId}/billing`)).status, 200);
+    const otherReturn = await owner.get(`/w/${elsewhere.workspaceId}/billing/return?checkout=${checkoutId}`);
+    assert.equal(otherReturn.status, 404, 'the checkout is another workspace’s');
+
+    await payOnHostedPage(payUrl);
+    const paid = await owner.get(`/w/${workspaceId}/billing/return?checkout=${checkoutId}`);
+    assert.match(paid.body, /Paid: the workspace is on Pro until/);
+  });
+});
