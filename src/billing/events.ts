@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { problem, sendProblem } from '../http/problem.ts';
 import { type BillingDeps, fulfilCheckout, markCheckoutExpired } from './service.ts';
 
 /** The provider's events are small (one session object); anything larger is not one of them. */
@@ -69,9 +70,10 @@ export async function providerEventRoutes(scope: FastifyInstance, deps: BillingD
     );
     if (outcome.kind === 'refused') {
       request.log.warn({ event: 'psp.event_refused', reason: outcome.reason }, 'provider event refused');
-      return reply
-        .code(400)
-        .send({ error: { code: 'invalid_signature', message: 'The event signature is not valid.' } });
+      return sendProblem(
+        reply,
+        problem(request, 400, 'invalid_signature', 'The event signature is not valid.'),
+      );
     }
     request.log.info({ event: 'psp.event', ...outcome }, 'provider event');
     return reply.code(200).send({ received: true });
