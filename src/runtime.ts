@@ -116,6 +116,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     clock,
     logger: app.log as JobLogger,
     pollIntervalMs: config.jobPollIntervalMs,
+    leaseMs: config.jobLeaseMs,
     definitions: {
       [SEND_MAIL_JOB]: sendMailJob({
         db: database.db,
