@@ -12,7 +12,7 @@ import type { Acknowledged, Purchase, RestClient } from './workload.ts';
 /** A copy of a webhook event arriving again this long after a fault ended is not that fault's. */
 const FAULT_GRACE_MS = 45_000;
 /** Requests still in flight when a database outage ended may answer 500 a little later. */
-const OUTAGE_GRACE_MS = 3000;
+export const OUTAGE_GRACE_MS = 3000;
 
 export interface Ledger {
   /** Succeeded payment intents in the sandbox, by the order their metadata names. */

@@ -45,15 +45,15 @@ export async function call(
   url: string,
   init: RequestInit = {},
   timeoutMs = 60_000,
-): Promise<{ status: number; headers: Headers; text: string }> {
+): Promise<{ status: number; headers: Headers; text: string; bytes: Buffer }> {
   try {
     const response = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
-    const text = await response.text();
+    const bytes = Buffer.from(await response.arrayBuffer());
     journal.saw(kind, response.status, response.headers.get('x-served-by'));
-    return { status: response.status, headers: response.headers, text };
+    return { status: response.status, headers: response.headers, text: bytes.toString('utf8'), bytes };
   } catch {
     journal.saw(kind, 0);
-    return { status: 0, headers: new Headers(), text: '' };
+    return { status: 0, headers: new Headers(), text: '', bytes: Buffer.alloc(0) };
   }
 }
 

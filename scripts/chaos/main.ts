@@ -7,13 +7,15 @@
  * invariants and prints them as figures; exits 1 when one fails. docs/operations.md explains them.
  */
 import { execFile } from 'node:child_process';
+import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs, promisify } from 'node:util';
 import { openDatabase } from '../../src/db/database.ts';
 import { type Cluster, startCluster } from '../cluster/cluster.ts';
 import { clearFaults, mintToken } from '../cluster/sandbox.ts';
 import { ensureRedis, type Fault, faults, postgresAnswers } from './faults.ts';
-import { type Check, checkInvariants, readLedger, settled } from './invariants.ts';
+import { type Check, checkInvariants, OUTAGE_GRACE_MS, readLedger, settled } from './invariants.ts';
 import { call, Journal, parseJson } from './journal.ts';
 import { type Receiver, startReceiver } from './receiver.ts';
 import { BUY, type Client, type Protocol, type Purchase, RestClient } from './workload.ts';
@@ -28,6 +30,7 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '300' },
     instances: { type: 'string', default: '2' },
     'restart-postgres': { type: 'boolean', default: false },
+    logs: { type: 'string' },
   },
 });
 const durationS = Number(values.duration);
@@ -227,8 +230,18 @@ async function main(): Promise<number> {
     return checks.every((check) => check.ok) ? 0 : 1;
   } finally {
     await receiver.close();
+    if (values.logs) keepLogs(cluster, values.logs);
     await cluster.stop();
   }
+}
+
+/** Copies the instances', HAProxy's and the sandbox's logs out of the cluster's directory before it goes. */
+function keepLogs(cluster: Cluster, into: string): void {
+  mkdirSync(into, { recursive: true });
+  for (const file of readdirSync(cluster.dir).filter((name) => name.endsWith('.log'))) {
+    copyFileSync(path.join(cluster.dir, file), path.join(into, file));
+  }
+  say(`logs kept in ${into}`);
 }
 
 /** When every instance is ready and a probe purchase through the balancer completes. */
@@ -282,9 +295,18 @@ function report(input: {
     '',
     `faults injected: ${injected.length} (recovered: from the fault's end until every instance answers /readyz and a probe purchase completes)`,
   );
+  const seconds = (ms: number) => `${(ms / 1000).toFixed(1).padStart(5)} s`;
   for (const { fault, heldMs, recoveryMs, clientErrors } of injected) {
     lines.push(
-      `  ${fault.name.padEnd(17)} held ${(heldMs / 1000).toFixed(1).padStart(5)} s, recovered ${(recoveryMs / 1000).toFixed(1).padStart(5)} s after, ${clientErrors} client errors (5xx or no answer)`,
+      `  ${fault.name.padEnd(17)} held ${seconds(heldMs)}, recovered ${seconds(recoveryMs)} after it (${seconds(heldMs + recoveryMs)} from its start), ${clientErrors} client errors (5xx or no answer)`,
+    );
+  }
+  for (const outage of journal.outages) {
+    const inside = journal.responses.filter(
+      (seen) => seen.status === 500 && Journal.within([outage], seen.at, OUTAGE_GRACE_MS),
+    ).length;
+    lines.push(
+      `  database-outage window: ${seconds((outage.to ?? Date.now()) - outage.from)} (+${OUTAGE_GRACE_MS / 1000} s for requests in flight), ${inside} responses of 500 in it`,
     );
   }
   const unanswered = journal.responses.filter((seen) => seen.status === 0 || seen.status >= 500).length;

@@ -276,16 +276,8 @@ export class RestClient {
 
   /** The file's bytes as downloaded through the balancer, hashed; undefined unless 200. */
   async download(id: string): Promise<string | undefined> {
-    const reply = await fetch(`${this.#client.url}/api/v1/evidence/${id}/file`, {
-      headers: this.#headers(),
-      signal: AbortSignal.timeout(30_000),
-    }).catch(() => undefined);
-    if (reply?.status !== 200) {
-      await reply?.arrayBuffer();
-      return undefined;
-    }
-    return createHash('sha256')
-      .update(Buffer.from(await reply.arrayBuffer()))
-      .digest('hex');
+    const url = `${this.#client.url}/api/v1/evidence/${id}/file`;
+    const reply = await call(this.#client.journal, 'rest.download', url, { headers: this.#headers() });
+    return reply.status === 200 ? createHash('sha256').update(reply.bytes).digest('hex') : undefined;
   }
 }

@@ -119,9 +119,12 @@ export function haproxyConfig(
   return [
     'global',
     '  maxconn 4096',
+    // Servers going DOWN and UP (notice and above), not every request.
+    '  log stdout format raw local0 notice',
     '',
     'defaults',
     '  mode http',
+    '  log global',
     '  timeout connect 2s',
     '  timeout client 120s',
     '  timeout server 120s',
