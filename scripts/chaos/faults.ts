@@ -6,6 +6,7 @@ import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import pg from 'pg';
 import type { Cluster } from '../cluster/cluster.ts';
 import { clearFaults, setFaults } from '../cluster/sandbox.ts';
 
@@ -17,6 +18,7 @@ export type FaultName =
   | 'psp-timeout'
   | 'psp-slow'
   | 'redis-stop'
+  | 'postgres-connections-cut'
   | 'postgres-restart';
 
 export interface Fault {
@@ -110,6 +112,23 @@ export function faults(cluster: Cluster, options: { postgres: boolean; redis: bo
       inject: psp({ latency_ms: 2000 }),
     },
   ];
+  list.push({
+    name: 'postgres-connections-cut',
+    describe: "pg_terminate_backend on every connection to the run's database (PostgreSQL itself stays up)",
+    outage: true,
+    async inject() {
+      const admin = new pg.Client({ connectionString: cluster.databaseUrl });
+      await admin.connect();
+      try {
+        await admin.query(
+          'select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
+        );
+      } finally {
+        await admin.end();
+      }
+      return async () => {};
+    },
+  });
   if (options.redis) {
     list.push({
       name: 'redis-stop',

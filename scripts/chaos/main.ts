@@ -102,7 +102,7 @@ async function restClientFor(
   return new RestClient(client, key);
 }
 
-/** Which faults when: every kind at least once, PostgreSQL at most once, one every ~30 s. */
+/** Which faults when: every kind at least once, the PostgreSQL restart at most once, one every ~30 s. */
 function schedule(all: Fault[]): Fault[] {
   const repeatable = all.filter((fault) => fault.name !== 'postgres-restart');
   const postgres = all.find((fault) => fault.name === 'postgres-restart');
@@ -156,6 +156,7 @@ async function main(): Promise<number> {
   const client: Client = { url: cluster.url, journal, purchaseDeadlineMs: PURCHASE_DEADLINE_MS };
   const purchases: Purchase[] = [];
   const injected: Injected[] = [];
+  const crashes: string[] = [];
   try {
     const tokens = await mintTokens(cluster, durationS * 6 + 100);
     say(`minted ${tokens.length} payment tokens`);
@@ -200,7 +201,7 @@ async function main(): Promise<number> {
       const end = await fault.inject(holdMs);
       const removing = Date.now();
       await end();
-      const recovered = await recoveryOf(cluster, buy);
+      const recovered = await recoveryOf(cluster, buy, crashes, fault.name);
       window.to = recovered;
       const errors = journal.responses.filter(
         (seen) => seen.at >= window.from && seen.at <= recovered && (seen.status === 0 || seen.status >= 500),
@@ -225,7 +226,14 @@ async function main(): Promise<number> {
       ledger = await readLedger(cluster);
     }
     const settleMs = Date.now() - settleStarted;
-    const checks = await checkInvariants({ ledger, purchases, rest, receiver, journal });
+    const checks = [
+      {
+        name: 'instances that crashed on their own',
+        value: crashes.length === 0 ? 0 : `${crashes.length} (${crashes.join(', ')})`,
+        ok: crashes.length === 0,
+      },
+      ...(await checkInvariants({ ledger, purchases, rest, receiver, journal })),
+    ];
     report({ cluster, journal, purchases, rest, injected, settleMs, checks });
     return checks.every((check) => check.ok) ? 0 : 1;
   } finally {
@@ -244,10 +252,30 @@ function keepLogs(cluster: Cluster, into: string): void {
   say(`logs kept in ${into}`);
 }
 
-/** When every instance is ready and a probe purchase through the balancer completes. */
-async function recoveryOf(cluster: Cluster, buy: (protocol: Protocol) => Promise<Purchase | undefined>) {
+/**
+ * When every instance is ready and a probe purchase through the balancer completes. An instance
+ * that died on its own (not one the run killed) is a crash: it is counted and started again, as
+ * a supervisor would.
+ */
+async function recoveryOf(
+  cluster: Cluster,
+  buy: (protocol: Protocol) => Promise<Purchase | undefined>,
+  crashes: string[],
+  fault: string,
+) {
   for (;;) {
-    await cluster.waitReady(600_000);
+    for (const [index, instance] of cluster.instances.entries()) {
+      if (instance.pid !== undefined) continue;
+      say(`  ${instance.name} crashed during ${fault}; starting it again (see its log)`);
+      crashes.push(`${instance.name} during ${fault}`);
+      await cluster.start(index);
+    }
+    try {
+      await cluster.waitReady(120_000);
+    } catch (error) {
+      if (cluster.instances.every((instance) => instance.pid !== undefined)) throw error;
+      continue;
+    }
     const probe = await buy('acp');
     if (probe === undefined || probe.outcome === 'succeeded') return Date.now();
   }
@@ -298,7 +326,7 @@ function report(input: {
   const seconds = (ms: number) => `${(ms / 1000).toFixed(1).padStart(5)} s`;
   for (const { fault, heldMs, recoveryMs, clientErrors } of injected) {
     lines.push(
-      `  ${fault.name.padEnd(17)} held ${seconds(heldMs)}, recovered ${seconds(recoveryMs)} after it (${seconds(heldMs + recoveryMs)} from its start), ${clientErrors} client errors (5xx or no answer)`,
+      `  ${fault.name.padEnd(24)} held ${seconds(heldMs)}, recovered ${seconds(recoveryMs)} after it (${seconds(heldMs + recoveryMs)} from its start), ${clientErrors} client errors (5xx or no answer)`,
     );
   }
   for (const outage of journal.outages) {
