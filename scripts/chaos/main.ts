@@ -161,14 +161,15 @@ async function main(): Promise<number> {
     const tokens = await mintTokens(cluster, durationS * 6 + 100);
     say(`minted ${tokens.length} payment tokens`);
     let bought = 0;
-    const buy = async (protocol: Protocol) => {
+    const buy = async (protocol: Protocol, item?: string) => {
       const token = tokens.pop();
       if (token === undefined) return undefined;
-      const purchase = await BUY[protocol](client, token, `chaos+${++bought}@example.com`);
+      const purchase = await BUY[protocol](client, token, `chaos+${++bought}@example.com`, item);
       purchases.push(purchase);
       return purchase;
     };
-    const first = await buy('acp');
+    // The REST client's workspace: Enterprise, for the highest API rate of the plans.
+    const first = await buy('acp', 'svc-enterprise-monthly');
     if (first?.orderId === undefined) throw new Error(`the first purchase failed: ${first?.detail}`);
     const rest = await restClientFor(cluster, client, first.orderId, receiver);
 

@@ -122,10 +122,10 @@ async function completeSession(
   }
 }
 
-export async function buyAcp(client: Client, token: string, email: string): Promise<Purchase> {
+export async function buyAcp(client: Client, token: string, email: string, item = ITEM): Promise<Purchase> {
   const deadline = Date.now() + client.purchaseDeadlineMs;
   const base = `${client.url}/api/acp/checkout_sessions`;
-  const body = { line_items: [{ id: ITEM }], currency: 'usd', capabilities: {}, buyer: { email } };
+  const body = { line_items: [{ id: item }], currency: 'usd', capabilities: {}, buyer: { email } };
   const opened = await openSession(client, 'acp.create', base, body, {}, deadline);
   if (!('id' in opened))
     return { protocol: 'acp', email, outcome: opened.failed, orderId: undefined, detail: opened.detail };
@@ -143,11 +143,11 @@ export async function buyAcp(client: Client, token: string, email: string): Prom
   return { protocol: 'acp', email, ...done };
 }
 
-export async function buyUcp(client: Client, token: string, email: string): Promise<Purchase> {
+export async function buyUcp(client: Client, token: string, email: string, item = ITEM): Promise<Purchase> {
   const deadline = Date.now() + client.purchaseDeadlineMs;
   const base = `${client.url}/api/ucp/v1/checkout-sessions`;
   const agent = { 'ucp-agent': UCP_AGENT };
-  const body = { line_items: [{ item: { id: ITEM }, quantity: 1 }], buyer: { email } };
+  const body = { line_items: [{ item: { id: item }, quantity: 1 }], buyer: { email } };
   const opened = await openSession(client, 'ucp.create', base, body, agent, deadline);
   if (!('id' in opened))
     return { protocol: 'ucp', email, outcome: opened.failed, orderId: undefined, detail: opened.detail };
@@ -180,9 +180,9 @@ export async function buyUcp(client: Client, token: string, email: string): Prom
  * Once the credential was sent, only that credential is ever sent again: a new challenge would be
  * a new payment.
  */
-export async function buyMpp(client: Client, token: string, email: string): Promise<Purchase> {
+export async function buyMpp(client: Client, token: string, email: string, item = ITEM): Promise<Purchase> {
   const deadline = Date.now() + client.purchaseDeadlineMs;
-  const endpoint = `${client.url}/api/mpp/plans/${ITEM}`;
+  const endpoint = `${client.url}/api/mpp/plans/${item}`;
   const body = JSON.stringify({ buyer: { email } });
   const headers = { 'content-type': 'application/json' };
   let authorization: string | undefined;
@@ -274,10 +274,16 @@ export class RestClient {
     }
   }
 
-  /** The file's bytes as downloaded through the balancer, hashed; undefined unless 200. */
+  /** The file's bytes as downloaded through the balancer, hashed; undefined unless 200. Waits out 429s. */
   async download(id: string): Promise<string | undefined> {
     const url = `${this.#client.url}/api/v1/evidence/${id}/file`;
-    const reply = await call(this.#client.journal, 'rest.download', url, { headers: this.#headers() });
-    return reply.status === 200 ? createHash('sha256').update(reply.bytes).digest('hex') : undefined;
+    for (let tries = 1; ; tries++) {
+      const reply = await call(this.#client.journal, 'rest.download', url, { headers: this.#headers() });
+      if (reply.status === 429 && tries < 30) {
+        await sleep(retryDelay(reply.headers));
+        continue;
+      }
+      return reply.status === 200 ? createHash('sha256').update(reply.bytes).digest('hex') : undefined;
+    }
   }
 }
