@@ -23,6 +23,8 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   bodyLimitBytes: number;
   jobPollIntervalMs: number;
+  /** How long a claimed job is held before another worker may take it over (its worker died). */
+  jobLeaseMs: number;
   /** How long an ACP/UCP request holds its Idempotency-Key before a retry may take it over. */
   idempotency: { staleAfterMs: number };
   /** Requests per client IP and window on each public surface (checkout channels). */
@@ -230,6 +232,7 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     bodyLimitBytes: readInteger(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
     jobPollIntervalMs: readInteger(env, 'JOB_POLL_INTERVAL_MS', 1000, 10, 60_000),
+    jobLeaseMs: readInteger(env, 'JOB_LEASE_MS', 5 * 60_000, 10_000, 3_600_000),
     idempotency: {
       // 30 s: far above a normal request (well under a second), and below the purchase pipeline's
       // 90 s charge lease, which keeps a retry that takes over from charging while a slow first

@@ -148,6 +148,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     pollIntervalMs: config.jobPollIntervalMs,
     concurrency: JOB_CONCURRENCY,
     perKeyConcurrency: JOBS_PER_KEY,
+    leaseMs: config.jobLeaseMs,
     definitions: {
       [SEND_MAIL_JOB]: sendMailJob({
         db: database.db,

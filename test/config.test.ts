@@ -34,6 +34,11 @@ describe('configuration', () => {
     assert.equal(loadConfig({ IDEMPOTENCY_STALE_AFTER_MS: '5000' }).idempotency.staleAfterMs, 5000);
   });
 
+  it('holds a claimed job five minutes unless JOB_LEASE_MS says otherwise', () => {
+    assert.equal(loadConfig({}).jobLeaseMs, 300_000);
+    assert.equal(loadConfig({ JOB_LEASE_MS: '30000' }).jobLeaseMs, 30_000);
+  });
+
   it('selects PostgreSQL from a postgres DATABASE_URL', () => {
     const config = loadConfig({ DATABASE_URL: 'postgres://app@db.internal:5432/svc' });
     assert.deepEqual(config.database, { kind: 'postgres', url: 'postgres://app@db.internal:5432/svc' });
@@ -61,6 +66,7 @@ describe('configuration', () => {
       { IDEMPOTENCY_STALE_AFTER_MS: '500' },
       'IDEMPOTENCY_STALE_AFTER_MS must be an integer from 1000 to 3600000',
     ],
+    [{ JOB_LEASE_MS: '5000' }, 'JOB_LEASE_MS must be an integer from 10000 to 3600000'],
     [
       { IDEMPOTENCY_STALE_AFTER_MS: '30s' },
       'IDEMPOTENCY_STALE_AFTER_MS must be an integer from 1000 to 3600000',

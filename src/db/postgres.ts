@@ -19,7 +19,10 @@ export interface PostgresOptions {
   /** Tests isolate themselves in a schema of their own. */
   searchPath?: string;
   maxConnections?: number;
-  /** A pooled connection that fails while idle (a database restart) must be reported, not crash the process. */
+  /**
+   * A pooled connection that fails (a database restart) must be reported, not crash the process:
+   * while idle, and while checked out between two queries (a transaction awaiting other work).
+   */
   onIdleClientError: (error: Error) => void;
 }
 
@@ -31,5 +34,9 @@ export function createPostgresDialect(options: PostgresOptions): PostgresDialect
     ...(options.searchPath ? { options: `-c search_path=${options.searchPath}` } : {}),
   });
   pool.on('error', options.onIdleClientError);
+  // A checked-out client emits its connection's error itself, with no listener of the pool's: the
+  // query that uses it next fails, and the pool discards it when it is released.
+  pool.on('acquire', (client) => client.on('error', options.onIdleClientError));
+  pool.on('release', (_error, client) => client.off('error', options.onIdleClientError));
   return new PostgresDialect({ pool });
 }
