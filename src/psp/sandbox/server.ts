@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { systemClock } from '../../shared/clock.ts';
 import { ApiError, apiError, invalidRequest } from './errors.ts';
 import { FAULTS_PATH, registerFaultRoutes, SandboxFaults } from './faults.ts';
 import { parseForm, parseQuery } from './form.ts';
@@ -29,7 +30,7 @@ export interface PspSandbox {
 
 /** A local emulator of the Stripe REST subset used to charge shared payment tokens (SPTs). */
 export function buildPspSandbox(options: PspSandboxOptions = {}): PspSandbox {
-  const now = options.now ?? (() => new Date());
+  const now = options.now ?? systemClock.now;
   const state = new SandboxState(now, options.dataFile);
   const faults = new SandboxFaults();
   const app = Fastify({
