@@ -81,7 +81,12 @@ export async function organizationWithKey(
         name: 'Bench Ltd',
         plan: 'enterprise',
         ownerEmail: 'bench@example.com',
-        term: { term: 'year', startsAt: clock.now(), channel: 'operator', orderId: newId('opord') },
+        term: {
+          term: 'year',
+          startsAt: clock.now(),
+          channel: 'operator',
+          orderId: newId('opord', clock.now()),
+        },
       },
       { clock, baseUrl: service.url },
     ),

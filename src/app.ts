@@ -19,7 +19,7 @@ import type { DatabaseHandle } from './db/database.ts';
 import { registerDiscoveryRoutes } from './discovery/index.ts';
 import { handleProblemError, registerHttpBasics, requestIdFrom } from './http/basics.ts';
 import { registerHealthRoutes } from './http/health.ts';
-import { createMemoryRateLimiter } from './http/rate-limit.ts';
+import type { RateLimiters } from './http/rate-limit.ts';
 import { type MailTransport, registerDevMailboxRoutes } from './mail/index.ts';
 import type { Clock } from './shared/clock.ts';
 import { EMAIL_FORMAT, isEmailAddress } from './shared/email.ts';
@@ -36,6 +36,8 @@ export interface AppDeps {
   /** The Billing page's hosted checkouts and the provider's events. */
   billing: BillingDeps;
   webhookTargets: TargetPolicy;
+  /** Where every rate limit counts: this process, or the Redis all instances share. */
+  rateLimiters: RateLimiters;
 }
 
 const ACP_PREFIX = '/api/acp';
@@ -75,7 +77,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const channel: ChannelContext = {
     checkout: deps.checkout,
     config: deps.config,
-    limiter: createMemoryRateLimiter(deps.config.rateLimit),
+    limiter: deps.rateLimiters.create('channels', deps.config.rateLimit),
   };
   app.register(acpChannel, { prefix: ACP_PREFIX, ...channel });
   app.register(ucpChannel, { prefix: UCP_PREFIX, ...channel });
@@ -86,6 +88,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     clock: deps.clock,
     config: deps.config,
     webhookTargets: deps.webhookTargets,
+    rateLimiters: deps.rateLimiters,
   });
   registerApiDocsPage(app, API_PREFIX);
   app.register(providerEventRoutes, deps.billing);

@@ -8,6 +8,13 @@ export type PspConfig =
   /** No key configured: `npm start` runs the project's PSP sandbox and the adapter talks to it. */
   { kind: 'sandbox'; secretKey: string; port: number } | { kind: 'remote'; secretKey: string; apiBase: URL };
 
+export interface RedisConfig {
+  url: string;
+  /** Put before every key, so that several deployments can share one Redis. */
+  keyPrefix: string;
+  commandTimeoutMs: number;
+}
+
 export interface Config {
   env: 'development' | 'production' | 'test';
   host: string;
@@ -31,6 +38,11 @@ export interface Config {
   rateLimit: { max: number; windowMs: number };
   /** Behind a load balancer: take the client IP from X-Forwarded-For. */
   trustProxy: boolean;
+  /**
+   * Rate limits counted in one Redis every instance shares; unset, each instance counts in process.
+   * A count that takes longer than `commandTimeoutMs` is counted in process (docs/operations.md).
+   */
+  redis: RedisConfig | undefined;
   /** MPP challenge HMAC secret (generated once and kept in the database when unset) and realm. */
   mpp: { secret: string | undefined; realm: string };
   /** The workspace REST API: requests per window per client IP and per API key, evidence upload size. */
@@ -146,6 +158,34 @@ function readWebhookSecret(env: Env): string {
   return secret;
 }
 
+function readRedis(env: Env): RedisConfig | undefined {
+  const raw = env.REDIS_URL;
+  if (raw === undefined || raw === '') return undefined;
+  const expected = 'a redis:// or rediss:// URL such as redis://cache.internal:6379';
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('REDIS_URL', expected, '<redacted>');
+  }
+  if ((url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '') {
+    throw new ConfigError('REDIS_URL', expected, '<redacted>');
+  }
+  const keyPrefix = env.REDIS_KEY_PREFIX ?? 'svc:';
+  if (!/^[\x21-\x7e]{0,64}$/.test(keyPrefix)) {
+    throw new ConfigError(
+      'REDIS_KEY_PREFIX',
+      'up to 64 printable ASCII characters without spaces',
+      keyPrefix,
+    );
+  }
+  return {
+    url: raw,
+    keyPrefix,
+    commandTimeoutMs: readInteger(env, 'REDIS_TIMEOUT_MS', 250, 10, 10_000),
+  };
+}
+
 function readMppSecret(env: Env): string | undefined {
   const secret = env.MPP_SECRET;
   if (secret === undefined || secret === '') return undefined;
@@ -244,6 +284,7 @@ export function loadConfig(env: Env = process.env): Config {
       windowMs: readInteger(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1000, 3_600_000),
     },
     trustProxy: readChoice(env, 'TRUST_PROXY', ['true', 'false'], 'false') === 'true',
+    redis: readRedis(env),
     mpp: { secret: readMppSecret(env), realm: env.MPP_REALM || new URL(baseUrl).hostname },
     api: {
       perIpMax: readInteger(env, 'API_RATE_LIMIT_PER_IP', 1200, 1, 1_000_000_000),

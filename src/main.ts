@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { loggerOptions } from './http/logging.ts';
+import { redactedRedisUrl } from './http/rate-limit-redis.ts';
 import { type RunningPspSandbox, sandboxDataFile, startPspSandbox } from './psp/index.ts';
 import { createRuntime, paymentProviderFor, type Runtime } from './runtime.ts';
 
@@ -24,6 +25,7 @@ function banner(
     `  database     ${database.location}${runtime.appliedMigrations.length ? ` (applied ${runtime.appliedMigrations.join(', ')})` : ''}`,
     `  payments     ${psp}`,
     `  mail         ${mail}`,
+    `  rate limits  ${config.redis ? `shared through ${redactedRedisUrl(config.redis.url)} (REDIS_URL)` : 'counted in this process (REDIS_URL shares them)'}`,
     `  app          ${config.baseUrl}/ (sign in at ${config.baseUrl}/sign-in; invitations arrive by email)`,
     `  REST API     ${config.baseUrl}/api/v1/docs (keys: in the app under Integrations, or npm run svc -- api-keys create)`,
     `  health       ${config.baseUrl}/healthz  ${config.baseUrl}/readyz`,

@@ -15,6 +15,8 @@ import { type CheckoutDeps, expireSessions, settleSessions } from './checkout/in
 import type { Config } from './config.ts';
 import { type DatabaseHandle, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
+import { createMemoryRateLimiters, type RateLimiters } from './http/rate-limit.ts';
+import { openRedisRateLimiters } from './http/rate-limit-redis.ts';
 import { deleteExpiredKeys } from './idempotency/index.ts';
 import { deleteFinishedJobs, type JobLogger, JobRunner } from './jobs/index.ts';
 import {
@@ -130,6 +132,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     allowLoopback: config.webhooks.allowLoopback,
     resolveHost: options.webhooks?.resolveHost ?? systemResolver(),
   };
+  const rateLimiters: RateLimiters = config.redis
+    ? await openRedisRateLimiters(config.redis, clock, logger)
+    : createMemoryRateLimiters(clock);
   const app = buildApp({
     config,
     database,
@@ -139,6 +144,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     checkout,
     billing,
     webhookTargets,
+    rateLimiters,
   });
   const jobs = new JobRunner({
     db: database.db,
@@ -262,6 +268,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     appliedMigrations,
     async close() {
       await app.close();
+      await rateLimiters.close();
       await jobs.stop();
       mailTransport.close();
       if (!options.database) await database.close();

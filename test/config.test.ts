@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.ts';
+import { redactedRedisUrl } from '../src/http/rate-limit-redis.ts';
 import { occupyPort } from './helpers/ports.ts';
 
 /** Everything production may not take a development default for. */
@@ -62,6 +63,13 @@ describe('configuration', () => {
       'WEBHOOK_ALLOW_LOOPBACK must be unset or false in production',
     ],
     [{ WEBHOOK_ALLOW_LOOPBACK: 'yes' }, 'WEBHOOK_ALLOW_LOOPBACK must be one of true, false'],
+    [{ REDIS_URL: 'cache.internal:6379' }, 'REDIS_URL must be a redis:// or rediss:// URL'],
+    [{ REDIS_URL: 'http://cache.internal' }, 'REDIS_URL must be a redis:// or rediss:// URL'],
+    [
+      { REDIS_URL: 'redis://x', REDIS_TIMEOUT_MS: '5' },
+      'REDIS_TIMEOUT_MS must be an integer from 10 to 10000',
+    ],
+    [{ REDIS_URL: 'redis://x', REDIS_KEY_PREFIX: 'my app:' }, 'REDIS_KEY_PREFIX must be up to 64 printable'],
     [
       { IDEMPOTENCY_STALE_AFTER_MS: '500' },
       'IDEMPOTENCY_STALE_AFTER_MS must be an integer from 1000 to 3600000',
@@ -123,7 +131,24 @@ describe('configuration', () => {
     }
   });
 
+  it('counts rate limits in process unless REDIS_URL names a Redis', () => {
+    assert.equal(loadConfig({}).redis, undefined);
+    assert.deepEqual(loadConfig({ REDIS_URL: 'rediss://:pw@cache.internal:6380/2' }).redis, {
+      url: 'rediss://:pw@cache.internal:6380/2',
+      keyPrefix: 'svc:',
+      commandTimeoutMs: 250,
+    });
+    assert.equal(
+      redactedRedisUrl('redis://app:pw@cache.internal:6379'),
+      'redis://app:***@cache.internal:6379',
+    );
+  });
+
   it('never echoes a secret value in the error', () => {
+    assert.throws(
+      () => loadConfig({ REDIS_URL: 'redis//:topsecret@cache' }),
+      (error: unknown) => error instanceof ConfigError && !error.message.includes('topsecret'),
+    );
     assert.throws(
       () => loadConfig({ SMTP_URL: 'user:topsecret@mail' }),
       (error: unknown) => error instanceof ConfigError && !error.message.includes('topsecret'),

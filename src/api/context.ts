@@ -9,17 +9,22 @@ import type {
 import { Type } from 'typebox';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/schema.ts';
+import type { RateLimiters } from '../http/rate-limit.ts';
 import type { Clock } from '../shared/clock.ts';
 import { IdInput } from '../shared/wire.ts';
 import type { TargetPolicy } from '../webhooks/index.ts';
 
-/** What the /api/v1 routes are given: the database, the clock, the configuration, the webhook target policy. */
+/**
+ * What the /api/v1 routes are given: the database, the clock, the configuration, the webhook target
+ * policy and where the rate limits count.
+ */
 export interface ApiDeps {
   db: Db;
   clock: Clock;
   config: Config;
   /** Where webhook subscriptions may point (checked when subscribing and before every attempt). */
   webhookTargets: TargetPolicy;
+  rateLimiters: RateLimiters;
 }
 
 export type ApiScope = FastifyInstance<

@@ -4,12 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { PLAN_ENTITLEMENTS, type PlanId } from '../catalog/index.ts';
 import { ProblemSchema, problem, sendProblem } from '../http/problem.ts';
-import {
-  createMemoryRateLimiter,
-  type RateLimiter,
-  type RateLimitVerdict,
-  setRateLimitHeaders,
-} from '../http/rate-limit.ts';
+import { type RateLimiter, type RateLimitVerdict, setRateLimitHeaders } from '../http/rate-limit.ts';
 import { authenticate } from './auth.ts';
 import { SchemaCatalog } from './catalog.ts';
 import type { ApiDeps, ApiScope } from './context.ts';
@@ -141,8 +136,11 @@ export async function apiV1(scope: FastifyInstance, deps: ApiDeps): Promise<void
  */
 function applyLimitsAndAuthentication(scope: FastifyInstance, deps: ApiDeps): void {
   const windowMs = deps.config.rateLimit.windowMs;
-  const perIp: RateLimiter = createMemoryRateLimiter({ max: deps.config.api.perIpMax, windowMs });
-  const perKey: RateLimiter = createMemoryRateLimiter({ max: deps.config.api.perKeyMax, windowMs });
+  const perIp: RateLimiter = deps.rateLimiters.create('api-ip', { max: deps.config.api.perIpMax, windowMs });
+  const perKey: RateLimiter = deps.rateLimiters.create('api-key', {
+    max: deps.config.api.perKeyMax,
+    windowMs,
+  });
   // The plan's rate per minute, scaled to the window; API_RATE_LIMIT_PER_KEY caps every plan.
   const perKeyMax = (plan: PlanId | undefined) =>
     Math.min(
@@ -152,13 +150,12 @@ function applyLimitsAndAuthentication(scope: FastifyInstance, deps: ApiDeps): vo
   const tooMany = (verdict: RateLimitVerdict, scopeName: string) => ({ verdict, scopeName });
 
   scope.addHook('onRequest', async (request, reply) => {
-    const now = Date.now();
-    let limited = tooMany(perIp.hit(`ip:${request.ip}`, now), 'address');
+    let limited = tooMany(await perIp.hit(request.ip), 'address');
     if (limited.verdict.allowed) {
       if (request.routeOptions.config.public) return;
       const refused = await authenticate(deps, request, reply);
       if (refused) return refused;
-      const verdict = perKey.hit(`key:${request.principal?.keyId}`, now, perKeyMax(request.principal?.plan));
+      const verdict = await perKey.hit(`${request.principal?.keyId}`, perKeyMax(request.principal?.plan));
       setRateLimitHeaders(reply, verdict);
       limited = tooMany(verdict, 'API key');
       if (verdict.allowed) return;

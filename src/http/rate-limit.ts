@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../shared/clock.ts';
 
 /** The state of one counter after a request was counted. */
 export interface RateLimitVerdict {
@@ -14,7 +15,7 @@ export interface RateLimitVerdict {
  * (under `max` when given, e.g. the rate of the key's plan, else the limiter's own).
  */
 export interface RateLimiter {
-  hit(key: string, now: number, max?: number): RateLimitVerdict;
+  hit(key: string, max?: number): Promise<RateLimitVerdict>;
 }
 
 export interface RateLimit {
@@ -24,31 +25,62 @@ export interface RateLimit {
 }
 
 /**
- * In-process fixed-window counters. With several instances each counts its own share; a shared
- * store (Redis) can implement the same interface for a global limit.
+ * Makes the service's limiters, all counting in one place: this process (`createMemoryRateLimiters`)
+ * or one Redis every instance shares (`openRedisRateLimiters`), chosen by `REDIS_URL`.
  */
-export function createMemoryRateLimiter(limit: RateLimit): RateLimiter {
-  const windows = new Map<string, { start: number; count: number }>();
-  let lastSweep = 0;
+export interface RateLimiters {
+  /** `name` keeps the counters of one limiter apart from another's. */
+  create(name: string, limit: RateLimit): RateLimiter;
+  close(): Promise<void>;
+}
+
+/**
+ * The fixed window holding `now`. Windows are aligned to the epoch rather than to a key's first
+ * request, so every instance (and both implementations) agree on where a window starts and ends.
+ */
+export function windowAt(now: number, windowMs: number): { index: number; endsAt: number } {
+  const index = Math.floor(now / windowMs);
+  return { index, endsAt: (index + 1) * windowMs };
+}
+
+/** The verdict for the `count`th request of a window ending at `endsAt`. */
+export function verdictFor(count: number, max: number, endsAt: number, now: number): RateLimitVerdict {
   return {
-    hit(key, now, max = limit.max) {
-      if (now - lastSweep > limit.windowMs) {
-        for (const [k, w] of windows) if (now - w.start >= limit.windowMs) windows.delete(k);
-        lastSweep = now;
+    allowed: count <= max,
+    limit: max,
+    remaining: Math.max(0, max - count),
+    resetSeconds: Math.max(1, Math.ceil((endsAt - now) / 1000)),
+  };
+}
+
+/** In-process fixed-window counters: with several instances each counts its own share. */
+export function createMemoryRateLimiter(limit: RateLimit, clock: Clock): RateLimiter {
+  const windows = new Map<string, { index: number; count: number }>();
+  let sweptIndex = Number.NEGATIVE_INFINITY;
+  return {
+    async hit(key, max = limit.max) {
+      const now = clock.now().getTime();
+      const window = windowAt(now, limit.windowMs);
+      if (window.index !== sweptIndex) {
+        for (const [k, w] of windows) if (w.index !== window.index) windows.delete(k);
+        sweptIndex = window.index;
       }
       let current = windows.get(key);
-      if (!current || now - current.start >= limit.windowMs) {
-        current = { start: now, count: 0 };
+      if (current?.index !== window.index) {
+        current = { index: window.index, count: 0 };
         windows.set(key, current);
       }
       current.count++;
-      return {
-        allowed: current.count <= max,
-        limit: max,
-        remaining: Math.max(0, max - current.count),
-        resetSeconds: Math.max(1, Math.ceil((current.start + limit.windowMs - now) / 1000)),
-      };
+      return verdictFor(current.count, max, window.endsAt, now);
     },
+  };
+}
+
+/** Limiters counting in this process (no `REDIS_URL`). */
+export function createMemoryRateLimiters(clock: Clock): RateLimiters {
+  return {
+    create: (_name, limit) => createMemoryRateLimiter(limit, clock),
+    close: async () => {},
   };
 }
 
@@ -70,7 +102,7 @@ export function applyRateLimit(
   reject: (request: FastifyRequest, reply: FastifyReply, retryAfterSeconds: number) => FastifyReply,
 ): void {
   scope.addHook('onRequest', async (request, reply) => {
-    const verdict = limiter.hit(`${name}:${request.ip}`, Date.now());
+    const verdict = await limiter.hit(`${name}:${request.ip}`);
     if (verdict.allowed) return;
     reply.header('retry-after', String(verdict.resetSeconds));
     return reject(request, reply, verdict.resetSeconds);

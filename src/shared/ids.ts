@@ -21,9 +21,9 @@ function encodeBase32(bytes: Uint8Array): string {
 /**
  * A public record id: `prefix_` + 48-bit millisecond time + 80 random bits, base32.
  * Ids sort by creation time (within a process, also inside one millisecond), which keyset
- * pagination relies on.
+ * pagination relies on; `at` is the record's creation time, from the injected clock.
  */
-export function newId(prefix: string, at: Date = new Date()): string {
+export function newId(prefix: string, at: Date): string {
   const bytes = new Uint8Array(16);
   let time = at.getTime();
   for (let i = 5; i >= 0; i--) {

@@ -46,4 +46,31 @@ describe(`REST API rate limits on ${testDialect}`, () => {
     assert.equal(limited.headers.get('ratelimit-remaining'), '0');
     assert.equal(limited.headers.get('ratelimit-reset'), limited.headers.get('retry-after'));
   });
+
+  it('start afresh once the clock passes the window, with no waiting', async (t) => {
+    const api = await startApiFixture(t, {
+      env: { API_RATE_LIMIT_PER_KEY: '2', RATE_LIMIT_MAX: '1', RATE_LIMIT_WINDOW_MS: '60000' },
+    });
+    const clock = api.runtime.clock;
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await api.call('GET', '/me')).status);
+    assert.deepEqual(statuses, [200, 200, 429]);
+
+    clock.advance(59_000);
+    const stillLimited = await api.call('GET', '/me');
+    assert.equal(stillLimited.status, 429);
+    assert.equal(stillLimited.headers.get('retry-after'), '1', 'one second of the window is left');
+
+    clock.advance(1_000);
+    const next = await api.call('GET', '/me');
+    assert.equal(next.status, 200, 'a new window');
+    assert.equal(next.headers.get('ratelimit-remaining'), '1');
+    assert.equal(next.headers.get('ratelimit-reset'), '60');
+
+    const acp = () => fetch(`${api.url}/api/acp/checkout_sessions/cs_unknown`);
+    assert.equal((await acp()).status, 404);
+    assert.equal((await acp()).status, 429);
+    clock.advance(60_000);
+    assert.equal((await acp()).status, 404, 'the checkout surface starts afresh too');
+  });
 });

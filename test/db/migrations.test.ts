@@ -44,7 +44,9 @@ describe(`migrations on ${testDialect}`, () => {
         .values({ id, name: id, plan: 'starter', created_at: 1, updated_at: 1 })
         .execute();
     }
+    const migratedFrom = Date.now();
     await migrations['0006_compliance']?.up(database.db);
+    const migratedTo = Date.now();
 
     const controls = await database.db
       .selectFrom('controls')
@@ -68,9 +70,19 @@ describe(`migrations on ${testDialect}`, () => {
       const ids = seeded.map((control) => control.id);
       assert.deepEqual([...ids].sort(), ids, 'ids sort in the order the controls were seeded');
     }
-    const liveShape = new RegExp(`^ctl_[0-9a-hjkmnp-tv-z]{${newId('ctl').length - 'ctl_'.length}}$`);
+    const liveShape = new RegExp(
+      `^ctl_[0-9a-hjkmnp-tv-z]{${newId('ctl', new Date('2026-01-01T00:00:00.000Z')).length - 'ctl_'.length}}$`,
+    );
     for (const { id } of controls) assert.match(id, liveShape);
     assert.equal(new Set(controls.map((control) => control.id)).size, controls.length);
+    const times = await database.db.selectFrom('controls').select(['created_at', 'updated_at']).execute();
+    for (const time of times.flatMap((row) => [Number(row.created_at), Number(row.updated_at)])) {
+      // The database's clock, to the second on SQLite.
+      assert.ok(
+        time >= migratedFrom - 1000 && time <= migratedTo,
+        `seeded at ${time}, migrated ${migratedFrom}..${migratedTo}`,
+      );
+    }
   });
 });
 

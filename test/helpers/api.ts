@@ -85,7 +85,7 @@ export async function createOrganizationIn(runtime: TestRuntime, name = 'Acme Lt
       {
         name,
         plan: 'pro',
-        ownerEmail: `owner+${newId('x').slice(2, 10)}@example.com`,
+        ownerEmail: `owner+${newId('x', now).slice(2, 10)}@example.com`,
         term: { term: 'year', startsAt: now, channel: 'operator', orderId: newId('opord', now) },
       },
       { clock: runtime.clock, baseUrl: runtime.config.baseUrl },

@@ -6,13 +6,17 @@ import type { Failpoints } from '../../src/purchase/index.ts';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime.ts';
 import { ManualClock } from '../../src/shared/clock.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
+import { testRedisEnv } from './redis.ts';
 
 export interface TestRuntime extends Runtime {
   clock: ManualClock;
   database: TestDatabase;
 }
 
-/** A whole service on a fresh test database with a manual clock, closed when the test ends. */
+/**
+ * A whole service on a fresh test database with a manual clock, closed when the test ends; with
+ * TEST_REDIS_URL set its rate limits count in that Redis (under a key prefix of its own).
+ */
 export async function startTestRuntime(
   t: TestContext,
   options: {
@@ -26,7 +30,12 @@ export async function startTestRuntime(
     webhooks?: RuntimeOptions['webhooks'];
   } = {},
 ): Promise<TestRuntime> {
-  const config: Config = loadConfig({ NODE_ENV: 'test', BASE_URL: 'http://svc.test', ...options.env });
+  const config: Config = loadConfig({
+    NODE_ENV: 'test',
+    BASE_URL: 'http://svc.test',
+    ...testRedisEnv(),
+    ...options.env,
+  });
   const ownsDatabase = options.database === undefined;
   const database = options.database ?? (await createTestDatabase({ migrate: false }));
   const clock = options.clock ?? new ManualClock('2026-03-01T12:00:00.000Z');

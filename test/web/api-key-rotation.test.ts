@@ -222,7 +222,7 @@ describe(`rotating API keys in the app on ${testDialect}`, () => {
     await db
       .insertInto('workspace_members')
       .values({
-        id: newId('member'),
+        id: newId('member', owner.fixture.runtime.clock.now()),
         workspace_id: owner.workspaceId,
         email: 'member@example.com',
         role: 'member',

@@ -149,7 +149,7 @@ describe(`the audit log page on ${testDialect}`, () => {
     await db
       .insertInto('workspace_members')
       .values({
-        id: newId('member'),
+        id: newId('member', fixture.runtime.clock.now()),
         workspace_id: workspaceId,
         email: 'member@example.com',
         role: 'member',

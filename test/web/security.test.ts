@@ -155,7 +155,7 @@ describe(`web app security on ${testDialect}`, () => {
     await db
       .insertInto('workspace_members')
       .values({
-        id: newId('member'),
+        id: newId('member', fixture.runtime.clock.now()),
         workspace_id: workspaceId,
         email: 'member@example.com',
         role: 'member',

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 const workspaceColumn = 'workspace_id';
 
@@ -157,7 +157,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen in time
 async function seedExistingWorkspaces(db: Kysely<any>): Promise<void> {
   const workspaces = await db.selectFrom('workspaces').select('id').execute();
-  const now = Date.now();
+  const now = await databaseNow(db);
   const nextControlId = idsAt('ctl', now);
   for (const { id } of workspaces) {
     await db
@@ -179,6 +179,21 @@ async function seedExistingWorkspaces(db: Kysely<any>): Promise<void> {
       )
       .execute();
   }
+}
+
+/**
+ * The database's clock in epoch milliseconds: a migration cannot be handed the app's clock (it
+ * imports no live code), and the moment it ran is the database's moment. `current_timestamp` is a
+ * Date from PostgreSQL and `YYYY-MM-DD HH:MM:SS` (UTC) text from SQLite.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: migrations are frozen in time
+async function databaseNow(db: Kysely<any>): Promise<number> {
+  const { rows } = await sql<{ now: Date | string }>`select current_timestamp as now`.execute(db);
+  const now = rows[0]?.now;
+  if (now instanceof Date) return now.getTime();
+  const parsed = Date.parse(`${String(now).replace(' ', 'T')}Z`);
+  if (Number.isNaN(parsed)) throw new Error(`the database's current_timestamp is unreadable: ${String(now)}`);
+  return parsed;
 }
 
 const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';

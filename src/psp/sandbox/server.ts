@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { systemClock } from '../../shared/clock.ts';
 import { CheckoutSessions, HOSTED_PAGE_PATH, registerCheckoutSessionRoutes } from './checkout-sessions.ts';
 import { ApiError, apiError, invalidRequest } from './errors.ts';
 import {
@@ -47,7 +48,7 @@ export interface PspSandbox {
  */
 export function buildPspSandbox(options: PspSandboxOptions = {}): PspSandbox {
   const endpoint = checkedEndpoint(options.webhookEndpoint);
-  const now = options.now ?? (() => new Date());
+  const now = options.now ?? systemClock.now;
   const state = new SandboxState(now, options.dataFile);
   const faults = new SandboxFaults();
   const app = Fastify({
