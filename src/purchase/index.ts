@@ -10,7 +10,9 @@ export { listOrders } from './orders.ts';
 export {
   type AttemptState,
   attemptState,
+  attemptStatus,
   type Buyer,
+  continuePurchase,
   getOrder,
   IDEMPOTENCY_WINDOW_MS,
   type Order,
@@ -19,6 +21,7 @@ export {
   type PurchaseOutcome,
   type PurchaseRequest,
   purchase,
+  type RecordedAttempt,
   recordPurchase,
   resumePurchase,
   type SettledOutcome,
