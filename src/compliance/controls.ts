@@ -150,6 +150,20 @@ export async function listControls(
   return { items: rows.map(toControl), next };
 }
 
+/**
+ * A number that changes whenever any control of the workspace is written, in the same transaction
+ * as the write (migration 0018's triggers): a page of controls read after this number was read is
+ * current for as long as the number stays the same.
+ */
+export async function controlsVersion({ db }: ComplianceDeps, workspaceId: string): Promise<number> {
+  const row = await db
+    .selectFrom('controls_versions')
+    .select('version')
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirst();
+  return row?.version ?? 0;
+}
+
 export async function getControl(
   { db }: ComplianceDeps,
   workspaceId: string,

@@ -12,6 +12,7 @@ import type { MppChallengeClaimsTable, MppServerSecretsTable } from '../channels
 import type { CheckoutSessionsTable } from '../checkout/checkout.table.ts';
 import type {
   ControlsTable,
+  ControlsVersionsTable,
   EvidenceControlsTable,
   EvidenceTable,
   PeopleTable,
@@ -57,6 +58,7 @@ export interface Database {
   api_keys: ApiKeysTable;
   people: PeopleTable;
   controls: ControlsTable;
+  controls_versions: ControlsVersionsTable;
   tasks: TasksTable;
   evidence: EvidenceTable;
   evidence_controls: EvidenceControlsTable;
