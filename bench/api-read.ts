@@ -8,7 +8,7 @@ import type { Db } from '../src/db/schema.ts';
 import { inTransaction } from '../src/db/transaction.ts';
 import { newId } from '../src/shared/ids.ts';
 import { provisionWorkspace } from '../src/workspace/index.ts';
-import { load, ratio } from './harness.ts';
+import { type LoadResult, load, ratio } from './harness.ts';
 import { type BenchService, onBothDialects } from './purchase-harness.ts';
 
 /** `BENCH_EVIDENCE_SIZES=` (empty) skips the evidence lists. */
@@ -59,9 +59,13 @@ export async function benchApiRead(): Promise<void> {
   });
 }
 
+/** Rounds of bare then app, so that a change in the machine's load between them moves both. */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
 /**
  * The app's route against a bare Fastify route answering the same JSON from memory, in the same
- * run; each load in a process of its own.
+ * run, each load in a process of its own: `ROUNDS` alternating rounds, and the median of each
+ * figure over the rounds (the ratio's median is of the per-round ratios).
  */
 async function againstBareRoute(url: string, headers: Record<string, string>) {
   const response = await fetch(url, { headers });
@@ -72,9 +76,23 @@ async function againstBareRoute(url: string, headers: Record<string, string>) {
   bare.get(path, async (_request, reply) => reply.type('application/json').send(body));
   const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
   try {
-    const bareResult = await load({ url: `${bareUrl}${path}` });
-    const appResult = await load({ url, headers });
-    return { app: appResult, bare: bareResult, ratio: ratio(appResult, bareResult) };
+    const rounds: { app: LoadResult; bare: LoadResult }[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const bareResult = await load({ url: `${bareUrl}${path}` });
+      rounds.push({ bare: bareResult, app: await load({ url, headers }) });
+    }
+    const median = (values: number[]) => values.sort((x, y) => x - y)[Math.floor(values.length / 2)] ?? 0;
+    const summary = (side: 'app' | 'bare') => ({
+      requestsPerSecond: median(rounds.map((r) => r[side].requestsPerSecond)),
+      p50Ms: median(rounds.map((r) => r[side].p50Ms)),
+      p99Ms: median(rounds.map((r) => r[side].p99Ms)),
+    });
+    return {
+      app: summary('app'),
+      bare: summary('bare'),
+      ratio: median(rounds.map((r) => ratio(r.app, r.bare))),
+      ratios: rounds.map((r) => ratio(r.app, r.bare)),
+    };
   } finally {
     await bare.close();
   }

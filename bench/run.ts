@@ -1,5 +1,6 @@
 import { benchAcpPurchase } from './acp-purchase.ts';
 import { benchApiRead } from './api-read.ts';
+import { benchColdStart } from './cold-start.ts';
 import { benchHealthz } from './healthz.ts';
 import { benchMppPurchase } from './mpp-purchase.ts';
 import { benchPurchase } from './purchase.ts';
@@ -13,6 +14,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   'mpp-purchase': benchMppPurchase,
   'api-read': benchApiRead,
   webhooks: benchWebhooks,
+  'cold-start': benchColdStart,
 };
 
 const selected = process.argv.slice(2);
