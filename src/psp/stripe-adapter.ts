@@ -1,4 +1,4 @@
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import type { ChargeOutcome, ChargeRequest, PaymentIntentSummary, PaymentProvider } from './port.ts';
 
 export interface StripeAdapterOptions {
@@ -29,15 +29,20 @@ const TOKEN_REFUSALS = new Set([
  * or foreign payment: it is reported like any other outcome.
  */
 export function createStripeAdapter(options: StripeAdapterOptions): PaymentProvider {
-  const stripe = new Stripe(options.secretKey, {
-    host: options.apiBase.hostname,
-    port: options.apiBase.port || (options.apiBase.protocol === 'http:' ? 80 : 443),
-    protocol: options.apiBase.protocol === 'http:' ? 'http' : 'https',
-    maxNetworkRetries: options.maxNetworkRetries ?? 2,
-    timeout: options.timeoutMs ?? 15_000,
-    telemetry: false,
-    appInfo: { name: 'svc-compliance-workspace' },
-  });
+  let client: Promise<Stripe> | undefined;
+  const connect = () =>
+    (client ??= loadSdk().then(
+      (Sdk) =>
+        new Sdk(options.secretKey, {
+          host: options.apiBase.hostname,
+          port: options.apiBase.port || (options.apiBase.protocol === 'http:' ? 80 : 443),
+          protocol: options.apiBase.protocol === 'http:' ? 'http' : 'https',
+          maxNetworkRetries: options.maxNetworkRetries ?? 2,
+          timeout: options.timeoutMs ?? 15_000,
+          telemetry: false,
+          appInfo: { name: 'svc-compliance-workspace' },
+        }),
+    ));
 
   return {
     async charge(request: ChargeRequest): Promise<ChargeOutcome> {
@@ -50,6 +55,7 @@ export function createStripeAdapter(options: StripeAdapterOptions): PaymentProvi
         automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
         metadata: request.metadata,
       } as unknown as Stripe.PaymentIntentCreateParams;
+      const stripe = await connect();
       try {
         const intent = await stripe.paymentIntents.create(params, {
           idempotencyKey: request.idempotencyKey,
@@ -57,11 +63,12 @@ export function createStripeAdapter(options: StripeAdapterOptions): PaymentProvi
         });
         return outcomeOf(intent);
       } catch (error) {
-        return outcomeOfError(error);
+        return outcomeOfError(error, await loadSdk());
       }
     },
 
     async retrievePaymentIntent(id: string): Promise<PaymentIntentSummary | undefined> {
+      const stripe = await connect();
       try {
         const intent = await stripe.paymentIntents.retrieve(id, {}, { apiVersion: options.apiVersion });
         return {
@@ -72,12 +79,25 @@ export function createStripeAdapter(options: StripeAdapterOptions): PaymentProvi
           metadata: intent.metadata,
         };
       } catch (error) {
-        if (error instanceof Stripe.errors.StripeInvalidRequestError && error.statusCode === 404)
+        const Sdk = await loadSdk();
+        if (error instanceof Sdk.errors.StripeInvalidRequestError && error.statusCode === 404)
           return undefined;
         throw error;
       }
     },
   };
+}
+
+type StripeSdk = typeof import('stripe').default;
+let sdk: Promise<StripeSdk> | undefined;
+
+/**
+ * The SDK is loaded on the first call to the provider, not at start-up: it is a large module
+ * graph, and start-up is measured (docs/decisions.md).
+ */
+function loadSdk(): Promise<StripeSdk> {
+  sdk ??= import('stripe').then((module) => module.default);
+  return sdk;
 }
 
 /** Provider messages may quote the token; they are stored and shown, so the token is cut out. */
@@ -111,7 +131,7 @@ function outcomeOf(intent: Stripe.PaymentIntent): ChargeOutcome {
   }
 }
 
-function outcomeOfError(error: unknown): ChargeOutcome {
+function outcomeOfError(error: unknown, Stripe: StripeSdk): ChargeOutcome {
   if (error instanceof Stripe.errors.StripeCardError) {
     return {
       status: 'declined',
