@@ -1,6 +1,8 @@
+import { sql } from 'kysely';
 import { purchaseActor, recordAuditEvent, SYSTEM_ACTOR } from '../audit/index.ts';
 import { PLANS, type PlanId, type TermLength, termEnd } from '../catalog/index.ts';
 import { seedControls } from '../compliance/index.ts';
+import { preparedQuery } from '../db/prepared.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import type { Clock } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
@@ -149,22 +151,49 @@ export function toTerm(row: TermRow): Term {
 
 export const termColumns = ['plan', 'term', 'starts_at', 'ends_at', 'channel', 'order_id'] as const;
 
+/** The workspace with its term in force (the latest ending of those not ended), in one query. */
+const workspaceWithTerm = preparedQuery((db) =>
+  db
+    .selectFrom('workspaces')
+    .leftJoin('workspace_terms as term', (join) =>
+      join.onRef('term.workspace_id', '=', 'workspaces.id').on('term.ended_at', 'is', null),
+    )
+    .select([
+      'workspaces.id',
+      'workspaces.name',
+      'workspaces.plan',
+      'workspaces.created_at',
+      'term.plan as term_plan',
+      'term.term',
+      'term.starts_at',
+      'term.ends_at',
+      'term.channel',
+      'term.order_id',
+    ])
+    .where('workspaces.id', '=', '')
+    .orderBy('term.ends_at', 'desc')
+    .limit(sql.lit(1)),
+);
+
 export async function getWorkspace(db: Db, workspaceId: string): Promise<Workspace | undefined> {
-  const row = await db.selectFrom('workspaces').selectAll().where('id', '=', workspaceId).executeTakeFirst();
+  const [row] = await workspaceWithTerm(db, workspaceId);
   if (!row) return undefined;
-  const term = await db
-    .selectFrom('workspace_terms')
-    .select(termColumns)
-    .where('workspace_id', '=', workspaceId)
-    .where('ended_at', 'is', null)
-    .orderBy('ends_at', 'desc')
-    .executeTakeFirst();
   return {
     id: row.id,
     name: row.name,
     plan: row.plan,
     createdAt: new Date(row.created_at),
-    currentTerm: term ? toTerm(term) : null,
+    currentTerm:
+      row.term_plan === null || row.term === null || row.starts_at === null || row.ends_at === null
+        ? null
+        : toTerm({
+            plan: row.term_plan,
+            term: row.term,
+            starts_at: row.starts_at,
+            ends_at: row.ends_at,
+            channel: row.channel ?? '',
+            order_id: row.order_id ?? '',
+          }),
   };
 }
 
