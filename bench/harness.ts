@@ -1,4 +1,10 @@
-import autocannon from 'autocannon';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import pino, { type Logger } from 'pino';
+import { loggerOptions } from '../src/http/logging.ts';
+
+const run = promisify(execFile);
 
 export interface LoadOptions {
   url: string;
@@ -7,8 +13,6 @@ export interface LoadOptions {
   body?: string;
   connections?: number;
   durationSeconds?: number;
-  /** Builds each request (e.g. a fresh idempotency key); overrides method/body/headers. */
-  setupRequest?: (request: autocannon.Request) => autocannon.Request;
 }
 
 export interface LoadResult {
@@ -19,23 +23,23 @@ export interface LoadResult {
   non2xx: number;
 }
 
+/** Runs autocannon in a child process (bench/load-worker.ts) and answers its result. */
 export async function load(options: LoadOptions): Promise<LoadResult> {
-  const result = await autocannon({
-    url: options.url,
-    method: options.method ?? 'GET',
-    headers: options.headers,
-    body: options.body,
-    connections: options.connections ?? 10,
-    duration: options.durationSeconds ?? Number(process.env.BENCH_SECONDS ?? 5),
-    ...(options.setupRequest ? { requests: [{ setupRequest: options.setupRequest }] } : {}),
-  });
-  return {
-    requestsPerSecond: Math.round(result.requests.average),
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    errors: result.errors,
-    non2xx: result.non2xx,
-  };
+  const worker = fileURLToPath(new URL('./load-worker.ts', import.meta.url));
+  const { stdout } = await run(process.execPath, [
+    worker,
+    JSON.stringify({ durationSeconds: Number(process.env.BENCH_SECONDS ?? 5), ...options }),
+  ]);
+  const result = JSON.parse(stdout) as LoadResult;
+  if (result.non2xx > 0 || result.errors > 0) {
+    throw new Error(`${options.url}: ${result.non2xx} answers not 2xx, ${result.errors} errors`);
+  }
+  return result;
+}
+
+/** `a` per second as a share of `b`, to two places. */
+export function ratio(a: LoadResult, b: LoadResult): number {
+  return Math.round((a.requestsPerSecond / b.requestsPerSecond) * 100) / 100;
 }
 
 /** One JSON line per benchmark, so later runs can be compared by a script. */
@@ -56,3 +60,8 @@ export const PRODUCTION_ENV = {
   MPP_SECRET: 'bench-mpp-secret-of-at-least-32-bytes',
   PSP_WEBHOOK_SECRET: 'whsec_bench',
 };
+
+/** The production logger's settings (redaction included), writing to /dev/null instead of stdout. */
+export function productionLogger(level: string): Logger {
+  return pino(loggerOptions(level), pino.destination({ dest: '/dev/null', sync: true }));
+}

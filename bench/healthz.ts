@@ -1,16 +1,13 @@
 import Fastify from 'fastify';
 import { loadConfig } from '../src/config.ts';
 import { createRuntime } from '../src/runtime.ts';
-import { load, PRODUCTION_ENV, report } from './harness.ts';
+import { load, PRODUCTION_ENV, productionLogger, ratio, report } from './harness.ts';
 
 /** `/healthz` through the whole app (hooks, headers, logging) against a bare Fastify route, same run. */
 export async function benchHealthz(): Promise<void> {
-  const runtime = await createRuntime(
-    loadConfig({ ...PRODUCTION_ENV, DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent' }),
-    {
-      logger: { level: 'silent' },
-    },
-  );
+  const runtime = await createRuntime(loadConfig({ ...PRODUCTION_ENV, DATABASE_URL: 'sqlite::memory:' }), {
+    logger: productionLogger('info'),
+  });
   const appUrl = await runtime.app.listen({ host: '127.0.0.1', port: 0 });
 
   const bare = Fastify();
@@ -23,7 +20,7 @@ export async function benchHealthz(): Promise<void> {
     report('healthz', {
       app: appResult,
       bare: bareResult,
-      ratio: Math.round((appResult.requestsPerSecond / bareResult.requestsPerSecond) * 100) / 100,
+      ratio: ratio(appResult, bareResult),
     });
   } finally {
     await bare.close();

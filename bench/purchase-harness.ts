@@ -1,9 +1,11 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
+import { MPP_PREFIX } from '../src/channels/mpp/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { type DatabaseHandle, openDatabase } from '../src/db/database.ts';
 import { createDevMailboxTransport } from '../src/mail/index.ts';
@@ -11,7 +13,8 @@ import { createStripeAdapter } from '../src/psp/index.ts';
 import { type RunningPspSandbox, startPspSandbox } from '../src/psp/sandbox/main.ts';
 import { createRuntime, type Runtime } from '../src/runtime.ts';
 import { systemClock } from '../src/shared/clock.ts';
-import { PRODUCTION_ENV, report } from './harness.ts';
+import { PRODUCTION_ENV, productionLogger, report } from './harness.ts';
+import type { PurchaseClientJob } from './purchase-client.ts';
 
 const SANDBOX_KEY = 'sk_test_bench';
 export const PURCHASES = Number(process.env.BENCH_PURCHASES ?? 2000);
@@ -79,13 +82,14 @@ async function withService(
   const sandbox = await startPspSandbox({ secretKey: SANDBOX_KEY });
   const config = loadConfig({
     ...PRODUCTION_ENV,
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: 'info',
     RATE_LIMIT_MAX: '1000000000',
     API_RATE_LIMIT_PER_IP: '1000000000',
     API_RATE_LIMIT_PER_KEY: '1000000000',
     ...env,
   });
   const runtime = await createRuntime(config, {
+    logger: productionLogger(config.logLevel),
     database,
     mailTransport: createDevMailboxTransport(database.db, systemClock),
     paymentProvider: createStripeAdapter({
@@ -133,35 +137,21 @@ async function mintTokens(sandboxUrl: string, count: number, maxAmount: number):
   return tokens;
 }
 
-/** Runs `count` purchases with `concurrency` in flight; `purchase(i)` says whether the i-th succeeded. */
-export async function measurePurchases(
-  count: number,
-  concurrency: number,
-  purchase: (i: number) => Promise<boolean>,
-) {
-  const latencies: number[] = [];
-  let failures = 0;
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      for (let i = next++; i < count; i = next++) {
-        const t0 = performance.now();
-        if (!(await purchase(i))) failures++;
-        latencies.push(performance.now() - t0);
-      }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  const at = (p: number) =>
-    Math.round((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0) * 10) / 10;
-  return {
-    purchases: count,
-    concurrency,
-    purchasesPerSecond: Math.round(count / seconds),
-    p50Ms: at(0.5),
-    p99Ms: at(0.99),
-    failures,
-  };
+/** Runs the purchases of bench/purchase-client.ts in a child process and answers its measurement. */
+export function clientPurchases(job: Omit<PurchaseClientJob, 'mppPrefix'>): Promise<Record<string, unknown>> {
+  const client = fileURLToPath(new URL('./purchase-client.ts', import.meta.url));
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [client], { stdio: ['pipe', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+    });
+    child.on('error', reject);
+    child.on('exit', (code) =>
+      code === 0
+        ? resolve(JSON.parse(out) as Record<string, unknown>)
+        : reject(new Error(`purchase client exited ${code}`)),
+    );
+    child.stdin.end(JSON.stringify({ ...job, mppPrefix: MPP_PREFIX }));
+  });
 }

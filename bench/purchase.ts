@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { purchase } from '../src/purchase/index.ts';
-import { CONCURRENCY, measurePurchases, onBothDialects, PURCHASES } from './purchase-harness.ts';
+import { measurePurchases } from './measure.ts';
+import { CONCURRENCY, onBothDialects, PURCHASES } from './purchase-harness.ts';
 
 /** The purchase pipeline alone (record, charge via the SDK over HTTP to the sandbox, provision). */
 export function benchPurchase(): Promise<void> {

@@ -1,5 +1,6 @@
 import { benchAcpPurchase } from './acp-purchase.ts';
 import { benchApiRead } from './api-read.ts';
+import { benchColdStart } from './cold-start.ts';
 import { benchHealthz } from './healthz.ts';
 import { benchMppPurchase } from './mpp-purchase.ts';
 import { benchPurchase } from './purchase.ts';
@@ -14,6 +15,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   'api-read': benchApiRead,
   webhooks: benchWebhooks,
   'webhooks-isolation': benchWebhookIsolation,
+  'cold-start': benchColdStart,
 };
 
 const selected = process.argv.slice(2);

@@ -1,11 +1,8 @@
-import {
-  type AuthenticationResponseJSON,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
-  verifyAuthenticationResponse,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
 import type { Db } from '../db/schema.ts';
@@ -29,6 +26,14 @@ export interface RelyingParty {
   id: string;
   origin: string;
   name: string;
+}
+
+let webauthnLibrary: Promise<typeof import('@simplewebauthn/server')> | undefined;
+
+/** The WebAuthn library is loaded with the first passkey ceremony, not at start-up (docs/decisions.md). */
+function webauthn(): Promise<typeof import('@simplewebauthn/server')> {
+  webauthnLibrary ??= import('@simplewebauthn/server');
+  return webauthnLibrary;
 }
 
 export function relyingPartyFor(baseUrl: string): RelyingParty {
@@ -131,7 +136,7 @@ export async function startPasskeyRegistration(
     .selectAll()
     .where('user_id', '=', input.user.id)
     .execute();
-  const options = await generateRegistrationOptions({
+  const options = await (await webauthn()).generateRegistrationOptions({
     rpName: deps.relyingParty.name,
     rpID: deps.relyingParty.id,
     userID: userHandleOf(input.user.id),
@@ -156,7 +161,7 @@ export async function startPasskeySignIn(
   deps: PasskeyDeps,
   input: { binding: string },
 ): Promise<PublicKeyCredentialRequestOptionsJSON> {
-  const options = await generateAuthenticationOptions({
+  const options = await (await webauthn()).generateAuthenticationOptions({
     rpID: deps.relyingParty.id,
     timeout: CEREMONY_TIMEOUT_MS,
     userVerification: 'preferred',
@@ -232,9 +237,10 @@ export async function finishPasskeyRegistration(
   });
   if (!live) return err({ code: 'challenge_invalid' });
 
+  const library = await webauthn();
   let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
   try {
-    verification = await verifyRegistrationResponse({
+    verification = await library.verifyRegistrationResponse({
       response: parsed.credential as unknown as RegistrationResponseJSON,
       expectedChallenge: parsed.challenge,
       expectedOrigin: deps.relyingParty.origin,
@@ -312,8 +318,9 @@ export async function signInWithPasskey(
 
   const storedCounter = Number(row.counter);
   let newCounter: number;
+  const library = await webauthn();
   try {
-    const verification = await verifyAuthenticationResponse({
+    const verification = await library.verifyAuthenticationResponse({
       response: parsed.credential as unknown as AuthenticationResponseJSON,
       expectedChallenge: parsed.challenge,
       expectedOrigin: deps.relyingParty.origin,

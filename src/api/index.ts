@@ -23,6 +23,7 @@ import { vendorRoutes } from './routes/vendors.ts';
 export type { ApiDeps } from './context.ts';
 export { registerApiDocsPage } from './docs-page.ts';
 export {
+  API_KEY_CACHE_MS,
   API_KEY_SCAN_PATTERN,
   type ApiKeyInfo,
   authenticateApiKey,

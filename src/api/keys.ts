@@ -232,7 +232,7 @@ export async function revokeApiKey(
   keyId: string,
   source: AuditSource,
 ): Promise<ApiKeyInfo | undefined> {
-  return inTransaction(db, async (trx) => {
+  const revoked = await inTransaction(db, async (trx) => {
     const key = await findApiKey(trx, keyId);
     if (!key) return undefined;
     if (!(await revokeAt(trx, keyId, clock.now()))) return key;
@@ -240,6 +240,8 @@ export async function revokeApiKey(
     if (revoked) await recordKeyEvent(trx, clock, 'api_key.revoked', revoked, source);
     return revoked;
   });
+  forgetVerifiedKeys(db);
+  return revoked;
 }
 
 /** Revokes a key of this workspace now; `undefined` when the workspace has no such key. */
@@ -287,7 +289,7 @@ export async function rotateApiKey(
   source: AuditSource,
   revokeOldAt: Date = clock.now(),
 ): Promise<Result<NewApiKey & { old: ApiKeyInfo }, RotateError>> {
-  return inTransaction(db, async (trx) => {
+  const rotated = await inTransaction(db, async (trx) => {
     const found = await findApiKey(trx, keyId);
     if (!found) return err({ code: 'not_found' as const });
     const plan = await lockWorkspacePlan(trx, found.workspaceId);
@@ -317,6 +319,8 @@ export async function rotateApiKey(
     await recordKeyEvent(trx, clock, 'api_key.rotated', old, source);
     return ok({ ...created, old });
   });
+  forgetVerifiedKeys(db);
+  return rotated;
 }
 
 function whyNotRotatable(key: ApiKeyInfo, now: number): RotateError {
@@ -341,11 +345,61 @@ export type AuthenticationError = 'invalid' | 'revoked' | 'expired';
 /** `last_used_at` is written when it is older than this, so a busy key costs no write per request. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
+/**
+ * How long an instance may go on accepting a key it verified without looking at the database
+ * again: a revocation, an expiry brought forward or a plan change made on another instance (or by
+ * the CLI) takes effect there within this bound. On the instance that made the change it takes
+ * effect at once (the change clears that instance's cache). See docs/decisions.md.
+ */
+export const API_KEY_CACHE_MS = 5_000;
+/** Keys remembered per database handle; past this the oldest is forgotten first. */
+const API_KEY_CACHE_ENTRIES = 10_000;
+
+interface VerifiedKey {
+  principal: Principal;
+  revokedAt: number | null;
+  expiresAt: number | null;
+  /** Until when the entry may be used without reading the key again. */
+  freshUntil: number;
+}
+
+/**
+ * Verified keys, by the key as presented (no checksum, hash or query on a hit), per database
+ * handle: one handle is one instance's view of the data, and another instance on the same data has
+ * its own handle and its own cache.
+ */
+const verifiedKeys = new WeakMap<Db, Map<string, VerifiedKey>>();
+
+function cacheOf(db: Db): Map<string, VerifiedKey> {
+  let cache = verifiedKeys.get(db);
+  if (!cache) {
+    cache = new Map();
+    verifiedKeys.set(db, cache);
+  }
+  return cache;
+}
+
+/** Forgets every verified key of this handle, after a change to keys made through it. */
+function forgetVerifiedKeys(db: Db): void {
+  verifiedKeys.get(db)?.clear();
+}
+
+function verdict(key: VerifiedKey, now: number): Result<Principal, AuthenticationError> {
+  if (key.revokedAt !== null && key.revokedAt <= now) return err('revoked');
+  if (key.expiresAt !== null && key.expiresAt <= now) return err('expired');
+  return ok(key.principal);
+}
+
 export async function authenticateApiKey(
   db: Db,
   clock: Clock,
   presented: string,
 ): Promise<Result<Principal, AuthenticationError>> {
+  const cache = cacheOf(db);
+  const cached = cache.get(presented);
+  const now = clock.now().getTime();
+  if (cached && cached.freshUntil > now) return verdict(cached, now);
+  if (cached) cache.delete(presented);
   if (!isWellFormedApiKey(presented)) return err('invalid');
   const row = await db
     .selectFrom('api_keys')
@@ -363,9 +417,20 @@ export async function authenticateApiKey(
     .where('api_keys.key_hash', '=', sha256Hex(presented))
     .executeTakeFirst();
   if (!row) return err('invalid');
-  const now = clock.now().getTime();
-  if (row.revoked_at !== null && row.revoked_at <= now) return err('revoked');
-  if (row.expires_at !== null && row.expires_at <= now) return err('expired');
+  const verified: VerifiedKey = {
+    principal: {
+      keyId: row.id,
+      workspaceId: row.workspace_id,
+      name: row.name,
+      prefix: row.prefix,
+      plan: row.plan,
+    },
+    revokedAt: row.revoked_at,
+    expiresAt: row.expires_at,
+    freshUntil: now + API_KEY_CACHE_MS,
+  };
+  const answer = verdict(verified, now);
+  if (!answer.ok) return answer;
   if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) {
     await db
       .updateTable('api_keys')
@@ -374,11 +439,10 @@ export async function authenticateApiKey(
       .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', now)]))
       .execute();
   }
-  return ok({
-    keyId: row.id,
-    workspaceId: row.workspace_id,
-    name: row.name,
-    prefix: row.prefix,
-    plan: row.plan,
-  });
+  if (cache.size >= API_KEY_CACHE_ENTRIES) {
+    const oldest = cache.keys().next();
+    if (!oldest.done) cache.delete(oldest.value);
+  }
+  cache.set(presented, verified);
+  return answer;
 }

@@ -5,6 +5,7 @@ import { inTransaction } from '../db/transaction.ts';
 import {
   type AttemptState,
   attemptState,
+  continuePurchase,
   type Failpoints,
   getOrder,
   IDEMPOTENCY_WINDOW_MS,
@@ -12,6 +13,7 @@ import {
   type Order,
   type PurchaseDeps,
   type PurchaseOutcome,
+  type RecordedAttempt,
   recordPurchase,
   resumePurchase,
   type SettledOutcome,
@@ -280,7 +282,7 @@ export async function completeSession(
     if (!claimed.ok) return claimed;
     if (!claimed.value) continue;
     await failpoints(deps).hit('after_claim');
-    const finished = await finishPayment(deps, publicId, claimed.value, token);
+    const finished = await finishPayment(deps, publicId, claimed.value.row, token, claimed.value.attempt);
     if (finished !== PAY_AGAIN) return finished;
   }
   return err(CHANGED_MEANWHILE);
@@ -289,15 +291,15 @@ export async function completeSession(
 /**
  * The claim: one guarded write moves the session read as `row` to `paying` under the next attempt
  * number (with the buyer paying), and the attempt is recorded for that row's item and this buyer
- * in the same transaction, so a session is never `paying` without an attempt. Undefined if
- * another request changed it first.
+ * in the same transaction, so a session is never `paying` without an attempt. Answers the row as
+ * written and the attempt as recorded; undefined if another request changed the session first.
  */
 async function claimPayment(
   deps: CheckoutDeps,
   row: Row,
   buyer: SessionBuyer,
   token: string,
-): Promise<Result<Row | undefined, CheckoutError>> {
+): Promise<Result<{ row: Row; attempt: RecordedAttempt } | undefined, CheckoutError>> {
   const item = itemFor(row.item_id);
   if (!item.ok) return item;
   const attemptNumber = row.attempt_count + 1;
@@ -327,7 +329,7 @@ async function claimPayment(
         `session ${row.id} claimed attempt ${attemptNumber} but it was rejected: ${recorded.code}`,
       );
     }
-    return ok(claimed);
+    return ok({ row: claimed, attempt: recorded.attempt });
   });
 }
 
@@ -338,17 +340,20 @@ const PAY_AGAIN = Symbol('pay again');
  * Charges (or replays) the attempt the session claimed and applies its outcome to the session.
  * The answer is the outcome for `token`: the attempt's own if it pays with that token; otherwise
  * the session completed by another token is not modifiable, and another token's decline means
- * this request may claim the session for its own token (`PAY_AGAIN`).
+ * this request may claim the session for its own token (`PAY_AGAIN`). A request that has just
+ * claimed the session passes the attempt it recorded (with its own token), which is not read again.
  */
 async function finishPayment(
   deps: CheckoutDeps,
   publicId: string,
   row: Row,
   token: string,
+  recorded?: RecordedAttempt,
 ): Promise<Result<CheckoutSession, CheckoutError> | typeof PAY_AGAIN> {
-  const attempt = await claimedAttempt(deps, row);
-  const ownAttempt = attempt.tokenHash === sha256Hex(token);
-  const outcome = await resumePurchase(deps.purchases, attemptKey(row, row.attempt_count));
+  const ownAttempt = recorded ? true : (await claimedAttempt(deps, row)).tokenHash === sha256Hex(token);
+  const outcome = recorded
+    ? await continuePurchase(deps.purchases, recorded)
+    : await resumePurchase(deps.purchases, attemptKey(row, row.attempt_count));
   if (!outcome) throw new Error(`attempt ${row.attempt_count} of session ${row.id} vanished`);
   if (isSettled(outcome)) await failpoints(deps).hit('before_session_settled');
   switch (outcome.kind) {

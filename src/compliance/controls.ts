@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
+import { preparedQuery } from '../db/prepared.ts';
 import type { Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { newId } from '../shared/ids.ts';
@@ -149,6 +150,20 @@ export async function listControls(
   );
   return { items: rows.map(toControl), next };
 }
+
+/**
+ * A number that changes whenever any control of the workspace is written, in the same transaction
+ * as the write (migration 0018's triggers): a page of controls read after this number was read is
+ * current for as long as the number stays the same.
+ */
+export async function controlsVersion({ db }: ComplianceDeps, workspaceId: string): Promise<number> {
+  const [row] = await versionOf(db, workspaceId);
+  return row?.version ?? 0;
+}
+
+const versionOf = preparedQuery((db) =>
+  db.selectFrom('controls_versions').select('version').where('workspace_id', '=', ''),
+);
 
 export async function getControl(
   { db }: ComplianceDeps,

@@ -4,7 +4,6 @@ import { type FileHandle, mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { fileTypeFromFile } from 'file-type';
 import { err, ok, type Result } from '../shared/result.ts';
 
 /**
@@ -187,6 +186,8 @@ async function detectType(
   name: string,
   isText: boolean,
 ): Promise<{ mime: string } | UploadRefusal> {
+  // Loaded with the first upload, not at start-up (docs/decisions.md).
+  const { fileTypeFromFile } = await import('file-type');
   const detected = (await fileTypeFromFile(filePath))?.mime;
   if (isText) {
     if (detected && TEXT_SIGNATURE_TYPES.has(detected)) return { mime: detected };

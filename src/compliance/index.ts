@@ -15,6 +15,7 @@ export {
   CONTROL_THEMES,
   Control,
   ControlsFilter,
+  controlsVersion,
   getControl,
   listControls,
   Readiness,

@@ -1,4 +1,4 @@
-import { Kysely } from 'kysely';
+import { Kysely, type LogEvent } from 'kysely';
 import type { DatabaseConfig } from '../config.ts';
 import { createPostgresDialect } from './postgres.ts';
 import type { Database, Db } from './schema.ts';
@@ -17,11 +17,13 @@ export interface DatabaseHandle {
 export interface OpenDatabaseOptions {
   searchPath?: string;
   onIdleClientError?: (error: Error) => void;
+  /** Called with every statement the handle runs, transaction control included (tests count them). */
+  onStatement?: (event: LogEvent) => void;
 }
 
 export function openDatabase(config: DatabaseConfig, options: OpenDatabaseOptions = {}): DatabaseHandle {
   if (config.kind === 'sqlite') {
-    const db = new Kysely<Database>({ dialect: createSqliteDialect(config.file) });
+    const db = new Kysely<Database>({ dialect: createSqliteDialect(config.file), log: options.onStatement });
     return { db, dialect: 'sqlite', location: `sqlite ${config.file}`, close: () => db.destroy() };
   }
   const dialect = createPostgresDialect({
@@ -30,7 +32,7 @@ export function openDatabase(config: DatabaseConfig, options: OpenDatabaseOption
     onIdleClientError:
       options.onIdleClientError ?? ((error) => console.error('postgres idle client error', error)),
   });
-  const db = new Kysely<Database>({ dialect });
+  const db = new Kysely<Database>({ dialect, log: options.onStatement });
   const url = new URL(config.url);
   return {
     db,

@@ -92,11 +92,19 @@ export async function fetchPage<DB, TB extends keyof DB, Row extends Record<stri
     ordered = ordered.where(afterPosition(order, after));
   }
   for (const { column } of order.columns) ordered = ordered.orderBy(sql.ref(column), order.direction);
-  const rows = await ordered.limit(page.limit + 1).execute();
+  // A literal, not a parameter: SQLite plans `LIMIT ?` anew on each run, and page sizes are few.
+  const rows = await ordered.limit(sql.lit(pageLimit(page.limit) + 1)).execute();
   if (rows.length <= page.limit) return { rows, next: null };
   rows.length = page.limit;
   const last = rows[rows.length - 1] as Row;
   return { rows, next: order.columns.map(({ column }) => last[columnName(column)] as string | number) };
+}
+
+/** The page size as a whole number, since it is written into the SQL text. */
+function pageLimit(limit: number): number {
+  if (!Number.isSafeInteger(limit) || limit < 1)
+    throw new Error(`page size ${limit} is not a positive integer`);
+  return limit;
 }
 
 /** `(a, b) > (x, y)` (or `<` for a descending order): both dialects seek an index on (a, b) with it. */

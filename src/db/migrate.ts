@@ -17,6 +17,7 @@ import * as orderPages from './migrations/0014_order_pages.ts';
 import * as termNotices from './migrations/0015_term_notices.ts';
 import * as billingCheckouts from './migrations/0016_billing_checkouts.ts';
 import * as jobFairness from './migrations/0017_job_fairness.ts';
+import * as controlsVersions from './migrations/0018_controls_versions.ts';
 
 /** The one ordered set of migrations, for both dialects. Append only; never edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -37,6 +38,7 @@ export const migrations: Record<string, Migration> = {
   '0015_term_notices': termNotices,
   '0016_billing_checkouts': billingCheckouts,
   '0017_job_fairness': jobFairness,
+  '0018_controls_versions': controlsVersions,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema

@@ -13,6 +13,7 @@ import type { MppChallengeClaimsTable, MppServerSecretsTable } from '../channels
 import type { CheckoutSessionsTable } from '../checkout/checkout.table.ts';
 import type {
   ControlsTable,
+  ControlsVersionsTable,
   EvidenceControlsTable,
   EvidenceTable,
   PeopleTable,
@@ -59,6 +60,7 @@ export interface Database {
   api_keys: ApiKeysTable;
   people: PeopleTable;
   controls: ControlsTable;
+  controls_versions: ControlsVersionsTable;
   tasks: TasksTable;
   evidence: EvidenceTable;
   evidence_controls: EvidenceControlsTable;

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
+import { DatabaseSync, type SQLInputValue, type SQLOutputValue, type StatementSync } from 'node:sqlite';
 import {
   CompiledQuery,
   type DatabaseConnection,
@@ -27,17 +27,61 @@ function wrapDatabase(db: DatabaseSync): SqliteDatabase {
       let prepared = statements.get(sql);
       if (prepared) return prepared;
       const statement = db.prepare(sql);
-      prepared = {
-        reader: statement.columns().length > 0,
-        all: (parameters) => statement.all(...toSqliteValues(parameters)),
-        run: (parameters) => statement.run(...toSqliteValues(parameters)),
-        iterate: (parameters) => statement.iterate(...toSqliteValues(parameters)),
-      };
+      const columns = statement.columns().map((column) => column.name);
+      prepared = columns.length > 0 ? reader(statement, columns) : writer(statement);
       if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear();
       statements.set(sql, prepared);
       return prepared;
     },
   };
+}
+
+type RowArray = SQLOutputValue[];
+
+function writer(statement: StatementSync): SqliteStatement {
+  return {
+    reader: false,
+    all: (parameters) => statement.all(...toSqliteValues(parameters)),
+    run: (parameters) => statement.run(...toSqliteValues(parameters)),
+    iterate: (parameters) => statement.iterate(...toSqliteValues(parameters)),
+  };
+}
+
+/**
+ * `node:sqlite` answers each row as a null-prototype object built key by key, a new hidden class
+ * per row, and every mapper reading them goes megamorphic. Rows come as arrays instead and are
+ * built here by one function per statement, so all rows of a statement share one shape.
+ */
+function reader(statement: StatementSync, columns: string[]): SqliteStatement {
+  statement.setReturnArrays(true);
+  const build = rowBuilder(columns);
+  return {
+    reader: true,
+    all: (parameters) => (statement.all(...toSqliteValues(parameters)) as unknown as RowArray[]).map(build),
+    run: (parameters) => statement.run(...toSqliteValues(parameters)),
+    *iterate(parameters) {
+      for (const row of statement.iterate(...toSqliteValues(parameters)))
+        yield build(row as unknown as RowArray);
+    },
+  };
+}
+
+/**
+ * An object literal of the statement's columns, compiled once. Names come from the SQL the service
+ * itself wrote, but are still quoted as JSON strings; a duplicated name (the last one wins, as in
+ * `node:sqlite`) or one named `__proto__` (which a literal would take as the prototype) is built
+ * by assignment onto a null-prototype object instead.
+ */
+export function rowBuilder(columns: readonly string[]): (row: RowArray) => Record<string, SQLOutputValue> {
+  if (new Set(columns).size !== columns.length || columns.includes('__proto__')) {
+    return (row) => {
+      const out: Record<string, SQLOutputValue> = Object.create(null);
+      for (let i = 0; i < columns.length; i++) out[columns[i] as string] = row[i] as SQLOutputValue;
+      return out;
+    };
+  }
+  const fields = columns.map((name, i) => `${JSON.stringify(name)}: row[${i}]`).join(', ');
+  return new Function('row', `return { ${fields} };`) as (row: RowArray) => Record<string, SQLOutputValue>;
 }
 
 function toSqliteValues(parameters: ReadonlyArray<unknown>): SQLInputValue[] {

@@ -180,28 +180,23 @@ async function claim(
   now: number,
   lease: number,
 ): Promise<boolean> {
-  // A key past its retention is a new request: clear it first.
-  await db
-    .deleteFrom('idempotency_keys')
-    .where('scope', '=', request.scope)
-    .where('key', '=', sha256Hex(request.key))
-    .where('expires_at', '<=', now)
-    .execute();
+  const fresh = {
+    fingerprint,
+    state: 'in_flight' as const,
+    locked_until: lease,
+    response_status: null,
+    response_body: null,
+    response_headers: null,
+    created_at: now,
+    expires_at: now + KEY_RETENTION_MS,
+  };
+  // A key past its retention is a new request: the same write takes it over.
   const result = await db
     .insertInto('idempotency_keys')
-    .values({
-      scope: request.scope,
-      key: sha256Hex(request.key),
-      fingerprint,
-      state: 'in_flight',
-      locked_until: lease,
-      response_status: null,
-      response_body: null,
-      response_headers: null,
-      created_at: now,
-      expires_at: now + KEY_RETENTION_MS,
-    })
-    .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
+    .values({ scope: request.scope, key: sha256Hex(request.key), ...fresh })
+    .onConflict((oc) =>
+      oc.columns(['scope', 'key']).doUpdateSet(fresh).where('idempotency_keys.expires_at', '<=', now),
+    )
     .executeTakeFirst();
   return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
 }

@@ -1,4 +1,5 @@
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
+import type SMTPTransport from 'nodemailer/lib/smtp-transport';
 import type { Db } from '../db/schema.ts';
 import type { Clock } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
@@ -18,17 +19,26 @@ export interface MailTransport {
   close(): void;
 }
 
+type SmtpTransporter = Transporter<SMTPTransport.SentMessageInfo>;
+
+/** nodemailer is loaded with the first message, not at start-up (docs/decisions.md). */
 export function createSmtpTransport(smtpUrl: string): MailTransport {
-  const transporter = nodemailer.createTransport(smtpUrl);
+  let transporter: Promise<SmtpTransporter> | undefined;
+  let opened: SmtpTransporter | undefined;
+  const open = () =>
+    (transporter ??= import('nodemailer').then((module) => {
+      opened = module.default.createTransport(smtpUrl);
+      return opened;
+    }));
   return {
     kind: 'smtp',
     async send(mail) {
-      const info = await transporter.sendMail(mail);
+      const info = await (await open()).sendMail(mail);
       if (info.rejected.length > 0)
         throw new Error(`SMTP server rejected ${info.rejected.length} recipient(s)`);
       return { messageId: info.messageId };
     },
-    close: () => transporter.close(),
+    close: () => opened?.close(),
   };
 }
 

@@ -18,7 +18,7 @@ export interface NewAttempt {
 /** Records the attempt, or returns the one already recorded under the same key. */
 export async function recordAttempt(db: Db, at: Date, input: NewAttempt): Promise<Attempt> {
   const id = newId('pa', at);
-  await db
+  const inserted = await db
     .insertInto('payment_attempts')
     .values({
       id,
@@ -48,8 +48,9 @@ export async function recordAttempt(db: Db, at: Date, input: NewAttempt): Promis
       updated_at: at.getTime(),
     })
     .onConflict((oc) => oc.column('attempt_key').doNothing())
-    .execute();
-  const attempt = await findAttemptByKey(db, input.attemptKey);
+    .returningAll()
+    .executeTakeFirst();
+  const attempt = inserted ?? (await findAttemptByKey(db, input.attemptKey));
   if (!attempt) throw new Error(`payment attempt ${input.attemptKey} vanished after insert`);
   return attempt;
 }
@@ -91,19 +92,23 @@ type PendingUpdate = Partial<
   >
 >;
 
-/** Moves a pending attempt on; a no-op if another request already did. */
-export async function updatePendingAttempt(
+/**
+ * Moves a pending attempt on and returns it as written; undefined (a no-op) if another request
+ * already did.
+ */
+export function updatePendingAttempt(
   db: Db,
   attemptId: string,
   now: number,
   changes: PendingUpdate,
-): Promise<void> {
-  await db
+): Promise<Attempt | undefined> {
+  return db
     .updateTable('payment_attempts')
     .set({ ...changes, locked_until: null, updated_at: now })
     .where('id', '=', attemptId)
     .where('status', '=', 'pending')
-    .execute();
+    .returningAll()
+    .executeTakeFirst();
 }
 
 /** Marks a charged attempt completed inside the provisioning transaction; false if already done. */

@@ -11,7 +11,9 @@ export { listOrders } from './orders.ts';
 export {
   type AttemptState,
   attemptState,
+  attemptStatus,
   type Buyer,
+  continuePurchase,
   getOrder,
   IDEMPOTENCY_WINDOW_MS,
   type Order,
@@ -20,6 +22,7 @@ export {
   type PurchaseOutcome,
   type PurchaseRequest,
   purchase,
+  type RecordedAttempt,
   recordPurchase,
   resumePurchase,
   type SettledOutcome,

@@ -116,6 +116,9 @@ export async function purchase(deps: PurchaseDeps, request: PurchaseRequest): Pr
 
 type Rejected = Extract<PurchaseOutcome, { kind: 'rejected' }>;
 
+/** An attempt as `recordPurchase` recorded it, to be charged with `continuePurchase`. */
+export type RecordedAttempt = Attempt;
+
 /**
  * The pipeline's first two steps alone: price the item and record the attempt, without charging.
  * Given a transaction, the attempt commits together with the caller's own claim on what is being
@@ -163,6 +166,11 @@ export interface AttemptState {
   settled: SettledOutcome | undefined;
 }
 
+/** The status of the attempt recorded under `attemptKey` (one query); undefined if there is none. */
+export async function attemptStatus(db: Db, attemptKey: string): Promise<AttemptStatus | undefined> {
+  return (await findAttemptByKey(db, attemptKey))?.status;
+}
+
 /** The attempt recorded under `attemptKey`, or undefined if there is none. */
 export async function attemptState(db: Db, attemptKey: string): Promise<AttemptState | undefined> {
   const attempt = await findAttemptByKey(db, attemptKey);
@@ -178,6 +186,14 @@ export async function attemptState(db: Db, attemptKey: string): Promise<AttemptS
 export async function getOrder(db: Db, orderId: string): Promise<Order | undefined> {
   const row = await findOrder(db, orderId);
   return row ? toOrder(row) : undefined;
+}
+
+/**
+ * Charges (or finishes) an attempt the caller has just recorded with `recordPurchase`, without
+ * reading it again.
+ */
+export function continuePurchase(deps: PurchaseDeps, attempt: Attempt): Promise<PurchaseOutcome> {
+  return advance(deps, attempt, attempt.token);
 }
 
 /** Finishes an interrupted purchase from what was recorded; undefined if no such attempt exists. */
@@ -265,7 +281,7 @@ async function charge(deps: PurchaseDeps, attempt: Attempt, token: string): Prom
 
   switch (outcome.status) {
     case 'succeeded': {
-      await updatePendingAttempt(deps.db, attempt.id, at, {
+      const recorded = await updatePendingAttempt(deps.db, attempt.id, at, {
         status: 'charged',
         payment_intent_id: outcome.paymentIntentId,
         charged_at: at,
@@ -273,7 +289,7 @@ async function charge(deps: PurchaseDeps, attempt: Attempt, token: string): Prom
         last_error: null,
       });
       await failpoints(deps).hit('after_charge_recorded');
-      const charged = await findAttempt(deps.db, attempt.id);
+      const charged = recorded ?? (await findAttempt(deps.db, attempt.id));
       if (!charged) throw new Error(`payment attempt ${attempt.id} vanished`);
       return advance(deps, charged, null);
     }
@@ -327,7 +343,7 @@ async function charge(deps: PurchaseDeps, attempt: Attempt, token: string): Prom
 /** Order, workspace, invitation and email in one transaction; idempotent on the attempt. */
 async function provision(deps: PurchaseDeps, attempt: Attempt): Promise<PurchaseOutcome> {
   const { db, clock } = deps;
-  let provisioned: { workspaceId: string } | undefined;
+  let provisioned: OrderRow | undefined;
   try {
     provisioned = await inTransaction(db, async (trx) => {
       const now = clock.now().getTime();
@@ -352,7 +368,7 @@ async function provision(deps: PurchaseDeps, attempt: Attempt): Promise<Purchase
       );
       const term = workspace.currentTerm;
       if (!term) throw new Error(`workspace ${workspace.id} was provisioned without a term`);
-      await insertOrder(trx, {
+      const order: OrderRow = {
         id: attempt.order_id,
         attempt_id: attempt.id,
         channel: attempt.channel,
@@ -369,9 +385,10 @@ async function provision(deps: PurchaseDeps, attempt: Attempt): Promise<Purchase
         // The order page's secret (see order-page.ts): 256 random bits.
         page_key: newSecret(''),
         created_at: now,
-      });
+      };
+      await insertOrder(trx, order);
       await failpoints(deps).hit('before_provisioning_commit');
-      return { workspaceId: workspace.id };
+      return order;
     });
   } catch (error) {
     if (error instanceof SimulatedCrash) throw error;
@@ -386,7 +403,7 @@ async function provision(deps: PurchaseDeps, attempt: Attempt): Promise<Purchase
       {
         event: 'order.completed',
         orderId: attempt.order_id,
-        workspaceId: provisioned.workspaceId,
+        workspaceId: provisioned.workspace_id,
         channel: attempt.channel,
         itemId: attempt.item_id,
         amount: attempt.amount,
@@ -398,6 +415,8 @@ async function provision(deps: PurchaseDeps, attempt: Attempt): Promise<Purchase
     );
   }
   await failpoints(deps).hit('after_provisioning');
+  // The order this request wrote is the attempt's outcome; otherwise another request wrote it.
+  if (provisioned) return { kind: 'completed', order: toOrder(provisioned) };
   const current = await findAttempt(db, attempt.id);
   return current?.status === 'completed'
     ? completedOutcome(db, current)

@@ -1,6 +1,8 @@
+import { sql } from 'kysely';
 import { purchaseActor, recordAuditEvent, SYSTEM_ACTOR } from '../audit/index.ts';
 import { PLANS, type PlanId, type TermLength, termEnd } from '../catalog/index.ts';
 import { seedControls } from '../compliance/index.ts';
+import { preparedQuery } from '../db/prepared.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import type { Clock } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
@@ -158,27 +160,60 @@ export function toTerm(row: TermRow): Term {
 
 export const termColumns = ['plan', 'term', 'starts_at', 'ends_at', 'channel', 'order_id'] as const;
 
+/**
+ * The workspace with its open terms in one query: they follow one another, so the earliest is in
+ * force and the second (a next term bought on Billing) starts at its end.
+ */
+const workspaceWithTerm = preparedQuery((db) =>
+  db
+    .selectFrom('workspaces')
+    .leftJoin('workspace_terms as term', (join) =>
+      join.onRef('term.workspace_id', '=', 'workspaces.id').on('term.ended_at', 'is', null),
+    )
+    .select([
+      'workspaces.id',
+      'workspaces.name',
+      'workspaces.plan',
+      'workspaces.created_at',
+      'term.plan as term_plan',
+      'term.term',
+      'term.starts_at',
+      'term.ends_at',
+      'term.channel',
+      'term.order_id',
+    ])
+    .where('workspaces.id', '=', '')
+    .orderBy('term.starts_at')
+    .orderBy('term.ends_at')
+    .limit(sql.lit(2)),
+);
+
 export async function getWorkspace(db: Db, workspaceId: string): Promise<Workspace | undefined> {
-  const row = await db.selectFrom('workspaces').selectAll().where('id', '=', workspaceId).executeTakeFirst();
+  const [row, following] = await workspaceWithTerm(db, workspaceId);
   if (!row) return undefined;
-  // The open terms follow one another: the earliest is in force, the next one starts at its end.
-  const [current, next] = await db
-    .selectFrom('workspace_terms')
-    .select(termColumns)
-    .where('workspace_id', '=', workspaceId)
-    .where('ended_at', 'is', null)
-    .orderBy('starts_at')
-    .orderBy('ends_at')
-    .limit(2)
-    .execute();
   return {
     id: row.id,
     name: row.name,
     plan: row.plan,
     createdAt: new Date(row.created_at),
-    currentTerm: current ? toTerm(current) : null,
-    nextTerm: next ? toTerm(next) : null,
+    currentTerm: termOf(row),
+    nextTerm: following ? termOf(following) : null,
   };
+}
+
+type WorkspaceWithTermRow = Awaited<ReturnType<typeof workspaceWithTerm>>[number];
+
+function termOf(row: WorkspaceWithTermRow): Term | null {
+  if (row.term_plan === null || row.term === null || row.starts_at === null || row.ends_at === null)
+    return null;
+  return toTerm({
+    plan: row.term_plan,
+    term: row.term,
+    starts_at: row.starts_at,
+    ends_at: row.ends_at,
+    channel: row.channel ?? '',
+    order_id: row.order_id ?? '',
+  });
 }
 
 export interface PaidTermInput {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
-import { type DatabaseHandle, openDatabase } from '../../src/db/database.ts';
+import { type DatabaseHandle, type OpenDatabaseOptions, openDatabase } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 
 /**
@@ -25,13 +25,14 @@ export interface TestDatabase extends DatabaseHandle {
  * other handles and child processes can open it too.
  */
 export async function createTestDatabase(
-  options: { migrate?: boolean; shared?: boolean } = {},
+  options: { migrate?: boolean; shared?: boolean; onStatement?: OpenDatabaseOptions['onStatement'] } = {},
 ): Promise<TestDatabase> {
   const migrate = options.migrate ?? true;
+  const { onStatement } = options;
   if (!TEST_DATABASE_URL && options.shared) {
     const dir = mkdtempSync(path.join(tmpdir(), 'svc-test-'));
     const file = path.join(dir, 'svc.sqlite');
-    const open = () => openDatabase({ kind: 'sqlite', file });
+    const open = () => openDatabase({ kind: 'sqlite', file }, { onStatement });
     const handle = open();
     if (migrate) await migrateToLatest(handle.db);
     const close = async () => {
@@ -42,7 +43,7 @@ export async function createTestDatabase(
   }
   if (!TEST_DATABASE_URL) {
     const file = ':memory:';
-    const handle = openDatabase({ kind: 'sqlite', file });
+    const handle = openDatabase({ kind: 'sqlite', file }, { onStatement });
     if (migrate) await migrateToLatest(handle.db);
     return {
       ...handle,
@@ -55,7 +56,8 @@ export async function createTestDatabase(
   const admin = openDatabase({ kind: 'postgres', url: TEST_DATABASE_URL });
   await sql`create schema ${sql.id(schema)}`.execute(admin.db);
   await admin.close();
-  const open = () => openDatabase({ kind: 'postgres', url: TEST_DATABASE_URL }, { searchPath: schema });
+  const open = () =>
+    openDatabase({ kind: 'postgres', url: TEST_DATABASE_URL }, { searchPath: schema, onStatement });
   const handle = open();
   const close = async () => {
     await handle.close();

@@ -1,6 +1,8 @@
+import type { FastifyReply } from 'fastify';
 import {
   Control,
   ControlsFilter,
+  controlsVersion,
   getControl,
   listControls,
   Readiness,
@@ -13,13 +15,20 @@ import type { SchemaCatalog } from '../catalog.ts';
 import { type ApiDeps, type ApiScope, IdParams } from '../context.ts';
 import { responses, sendComplianceError, sendNotFound } from '../errors.ts';
 import { answerList } from '../lists.ts';
+import { PageCache } from '../page-cache.ts';
 import { listQuery, pageOf } from '../pagination.ts';
 
 const tags = ['Controls'];
 
+/** Sends JSON text as it is (a typed reply would take only the schema's object). */
+function sendJsonText(reply: FastifyReply, body: string): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(body);
+}
+
 export function controlRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog): void {
   catalog.name({ Control, UpdateControlBody, Readiness });
   catalog.events(Control, 'control.updated');
+  const pages = new PageCache();
   app.get(
     '/controls',
     {
@@ -32,10 +41,22 @@ export function controlRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatal
         response: responses({ 200: pageOf(Control) }),
       },
     },
-    async (request, reply) =>
-      answerList(request, reply, 'controls', request.query, (workspaceId, filter, page) =>
-        listControls(deps, workspaceId, filter, page),
-      ),
+    async (request, reply) => {
+      // The version first: the page read after it is at least as new, so it may be kept under it.
+      const workspaceId = workspaceOf(request);
+      const version = await controlsVersion(deps, workspaceId);
+      const key = `${workspaceId} ${request.url}`;
+      const kept = pages.get(key, version);
+      if (kept !== undefined) return sendJsonText(reply, kept);
+      const answer = await answerList(request, reply, 'controls', request.query, (id, filter, page) =>
+        listControls(deps, id, filter, page),
+      );
+      if (!('data' in answer)) return answer;
+      // The page is built field by field from the Control schema, so it is serialized as it is.
+      const body = JSON.stringify(answer);
+      pages.set(key, version, body);
+      return sendJsonText(reply, body);
+    },
   );
 
   app.get(

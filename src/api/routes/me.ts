@@ -5,7 +5,6 @@ import { workspaceOf } from '../auth.ts';
 import type { SchemaCatalog } from '../catalog.ts';
 import type { ApiDeps, ApiScope } from '../context.ts';
 import { responses } from '../errors.ts';
-import { findApiKey } from '../keys.ts';
 
 export const Me = Type.Object(
   {
@@ -83,10 +82,8 @@ export function meRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog): 
     },
     async (request): Promise<Me> => {
       const workspaceId = workspaceOf(request);
-      const [workspace, key] = await Promise.all([
-        getWorkspace(deps.db, workspaceId),
-        findApiKey(deps.db, request.principal?.keyId ?? ''),
-      ]);
+      const workspace = await getWorkspace(deps.db, workspaceId);
+      const key = request.principal;
       if (!workspace || !key) throw new Error(`authenticated key of missing workspace ${workspaceId}`);
       const term = workspace.currentTerm;
       return {
@@ -99,7 +96,7 @@ export function meRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog): 
           ends_at: term.endsAt.toISOString(),
           renews: false,
         },
-        api_key: { id: key.id, name: key.name, prefix: key.prefix },
+        api_key: { id: key.keyId, name: key.name, prefix: key.prefix },
       };
     },
   );

@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import {
+  attemptStatus,
   type Buyer,
   type Order,
   type PurchaseDeps,
@@ -86,12 +87,18 @@ export async function pay(
   return answerFor(outcome);
 }
 
-/** Runs the purchase; while an identical request is charging it, waits for that one's outcome. */
+/**
+ * Runs the purchase; while an identical request is charging it, waits for that one's outcome by
+ * reading the attempt's state (one query per step) until it is no longer pending, then takes the
+ * outcome through the pipeline once more. Still pending after the last step, it answers
+ * `in_progress` (a 503 the client repeats).
+ */
 async function purchaseSettled(deps: PurchaseDeps, request: PurchaseRequest): Promise<PurchaseOutcome> {
-  let outcome = await purchase(deps, request);
-  for (let poll = 0; outcome.kind === 'in_progress' && poll < IN_PROGRESS_POLLS; poll++) {
+  const outcome = await purchase(deps, request);
+  if (outcome.kind !== 'in_progress') return outcome;
+  for (let poll = 0; poll < IN_PROGRESS_POLLS; poll++) {
     await delay(IN_PROGRESS_POLL_MS);
-    outcome = await purchase(deps, request);
+    if ((await attemptStatus(deps.db, request.attemptKey)) !== 'pending') return purchase(deps, request);
   }
   return outcome;
 }

@@ -1,0 +1,38 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { completeBody, createBody, expectSession, injectingClient } from '../channels/acp-client.ts';
+import { createTestDatabase, testDialect } from '../helpers/database.ts';
+import { startPurchaseFixture } from '../helpers/purchase.ts';
+
+/**
+ * An ACP complete ran 29 SQL statements (transaction control included) when this was first
+ * counted; reading each row once and taking what writes return brought it to 22. Of those, 11 are
+ * the provisioning transaction (one insert per table of five modules), see docs/decisions.md.
+ */
+const BUDGET = 22;
+
+describe(`the statements of an ACP purchase on ${testDialect}`, () => {
+  it('completes a session in at most 22 statements (29 before)', async (t) => {
+    const statements: string[] = [];
+    let counting = false;
+    const database = await createTestDatabase({
+      onStatement: (event) => {
+        if (counting) statements.push(event.query.sql);
+      },
+    });
+    t.after(() => database.close());
+    const fixture = await startPurchaseFixture(t, { database });
+    const acp = injectingClient(fixture.runtime.app);
+    const session = expectSession(await acp.create(createBody('svc-pro-monthly', 'owner@example.com')), 201);
+    const token = await fixture.mintToken({ maxAmount: 29900 });
+
+    counting = true;
+    const completed = expectSession(await acp.complete(session.id, completeBody(token)));
+    counting = false;
+
+    assert.equal(completed.status, 'completed');
+    console.log(`ACP complete on ${testDialect}: ${statements.length} statements`);
+    for (const statement of statements) console.log(`  ${statement.slice(0, 160)}`);
+    assert.ok(statements.length <= BUDGET, `${statements.length} statements, budget ${BUDGET}`);
+  });
+});
