@@ -7,7 +7,7 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
-import { API_PREFIX, apiV1, registerApiDocsPage } from './api/index.ts';
+import { API_PREFIX, apiV1, type EvidenceStorage, registerApiDocsPage } from './api/index.ts';
 import { acpChannel, handleAcpError } from './channels/acp/index.ts';
 import type { ChannelContext } from './channels/context.ts';
 import { MPP_PREFIX, mppChannel } from './channels/mpp/index.ts';
@@ -33,6 +33,7 @@ export interface AppDeps {
   logger: FastifyBaseLogger;
   checkout: CheckoutDeps;
   webhookTargets: TargetPolicy;
+  evidence: EvidenceStorage;
 }
 
 const ACP_PREFIX = '/api/acp';
@@ -83,6 +84,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     clock: deps.clock,
     config: deps.config,
     webhookTargets: deps.webhookTargets,
+    evidence: deps.evidence,
   });
   registerApiDocsPage(app, API_PREFIX);
   app.register(webApp, {

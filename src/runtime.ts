@@ -11,6 +11,7 @@ import {
 import { buildApp } from './app.ts';
 import { deleteOldClaims } from './channels/mpp/index.ts';
 import { type CheckoutDeps, expireSessions, settleSessions } from './checkout/index.ts';
+import { type EvidenceFailpoints, PENDING_FILE_GRACE_MS, sweepEvidenceFiles } from './compliance/index.ts';
 import type { Config } from './config.ts';
 import { type DatabaseHandle, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
@@ -26,6 +27,7 @@ import {
 import { createStripeAdapter, type PaymentProvider } from './psp/index.ts';
 import { type Failpoints, type PurchaseDeps, recoverUnfinishedPurchases } from './purchase/index.ts';
 import { type Clock, DAY_MS, MINUTE_MS, systemClock } from './shared/clock.ts';
+import { createFileStore, type FileStore } from './storage/index.ts';
 import {
   DELIVER_WEBHOOK_JOB,
   DELIVERY_TIMEOUT_MS,
@@ -54,6 +56,8 @@ export interface Runtime {
   /** What every checkout channel hands to the purchase pipeline. */
   purchases: PurchaseDeps;
   checkout: CheckoutDeps;
+  /** Where evidence files live (EVIDENCE_STORAGE). */
+  evidenceStore: FileStore;
   /** Migrations applied by this start (empty when the schema was already current). */
   appliedMigrations: string[];
   close(): Promise<void>;
@@ -70,6 +74,8 @@ export interface RuntimeOptions {
   paymentProvider?: PaymentProvider;
   /** Tests make the purchase pipeline "crash" at named points. */
   failpoints?: Failpoints;
+  /** Tests make an evidence upload "crash" between its file and its record, or after its record. */
+  evidenceFailpoints?: EvidenceFailpoints;
   /** Tests make host names resolve where they need (the system resolver otherwise) and shorten attempts. */
   webhooks?: { resolveHost?: ResolveHost; timeoutMs?: number };
 }
@@ -109,7 +115,17 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     allowLoopback: config.webhooks.allowLoopback,
     resolveHost: options.webhooks?.resolveHost ?? systemResolver(),
   };
-  const app = buildApp({ config, database, clock, mailTransport, logger, checkout, webhookTargets });
+  const evidenceStore = createFileStore(config.evidenceStorage, database.db, clock);
+  const app = buildApp({
+    config,
+    database,
+    clock,
+    mailTransport,
+    logger,
+    checkout,
+    webhookTargets,
+    evidence: { store: evidenceStore, failpoints: options.evidenceFailpoints },
+  });
   const jobs = new JobRunner({
     db: database.db,
     dialect: database.dialect,
@@ -209,6 +225,19 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         },
       },
       {
+        name: 'evidence.sweep-orphan-files',
+        intervalMs: 60 * MINUTE_MS,
+        run: async () => {
+          const swept = await sweepEvidenceFiles(
+            { db: database.db, store: evidenceStore },
+            clock.now().getTime() - PENDING_FILE_GRACE_MS,
+          );
+          if (swept.finalized + swept.removed > 0) {
+            app.log.warn({ event: 'evidence.orphans_swept', ...swept }, 'evidence files swept');
+          }
+        },
+      },
+      {
         name: 'jobs.delete-finished',
         intervalMs: 60 * MINUTE_MS,
         run: () => deleteFinishedJobs(database.db, new Date(clock.now().getTime() - 7 * DAY_MS)),
@@ -225,6 +254,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     app,
     purchases,
     checkout,
+    evidenceStore,
     appliedMigrations,
     async close() {
       await app.close();

@@ -7,10 +7,12 @@ import type {
   RawServerDefault,
 } from 'fastify';
 import { Type } from 'typebox';
+import type { EvidenceFailpoints } from '../compliance/index.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/schema.ts';
 import type { Clock } from '../shared/clock.ts';
 import { IdInput } from '../shared/wire.ts';
+import type { FileStore } from '../storage/index.ts';
 import type { TargetPolicy } from '../webhooks/index.ts';
 
 /** What the /api/v1 routes are given: the database, the clock, the configuration, the webhook target policy. */
@@ -20,6 +22,13 @@ export interface ApiDeps {
   config: Config;
   /** Where webhook subscriptions may point (checked when subscribing and before every attempt). */
   webhookTargets: TargetPolicy;
+  /** Where evidence files live, and (in tests) where an upload "crashes". */
+  evidence: EvidenceStorage;
+}
+
+export interface EvidenceStorage {
+  store: FileStore;
+  failpoints?: EvidenceFailpoints;
 }
 
 export type ApiScope = FastifyInstance<

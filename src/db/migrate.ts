@@ -15,6 +15,7 @@ import * as audit from './migrations/0012_audit.ts';
 import * as members from './migrations/0013_members.ts';
 import * as orderPages from './migrations/0014_order_pages.ts';
 import * as termNotices from './migrations/0015_term_notices.ts';
+import * as storedFiles from './migrations/0020_stored_files.ts';
 
 /** The one ordered set of migrations, for both dialects. Append only; never edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -33,6 +34,7 @@ export const migrations: Record<string, Migration> = {
   '0013_members': members,
   '0014_order_pages': orderPages,
   '0015_term_notices': termNotices,
+  '0020_stored_files': storedFiles,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema

@@ -24,6 +24,7 @@ import type { IdempotencyKeysTable } from '../idempotency/idempotency.table.ts';
 import type { JobsTable } from '../jobs/jobs.table.ts';
 import type { DevMailboxTable, MailMessagesTable } from '../mail/mail.table.ts';
 import type { OrdersTable, PaymentAttemptsTable } from '../purchase/purchase.table.ts';
+import type { StoredFileChunksTable, StoredFilesTable } from '../storage/storage.table.ts';
 import type {
   WebhookAttemptsTable,
   WebhookDeliveriesTable,
@@ -74,6 +75,8 @@ export interface Database {
   audit_events: AuditEventsTable;
   passkeys: PasskeysTable;
   passkey_challenges: PasskeyChallengesTable;
+  stored_files: StoredFilesTable;
+  stored_file_chunks: StoredFileChunksTable;
 }
 
 export type Db = Kysely<Database>;

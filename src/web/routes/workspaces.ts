@@ -26,7 +26,7 @@ export function workspaceRoutes(app: FastifyInstance, deps: RouteDeps): void {
       role,
       planName: PLANS[workspace.plan].name,
       canManage: canManageWorkspace(role),
-      glance: await workspaceGlance(deps, workspace.id, request.log),
+      glance: await workspaceGlance(deps, workspace.id),
       barOrder: BAR_ORDER,
       statusLabels: STATUS_LABELS,
       ratingLabels: RATING_LABELS,
