@@ -260,6 +260,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       await app.close();
       await jobs.stop();
       mailTransport.close();
+      evidenceStore.close();
       if (!options.database) await database.close();
     },
   };

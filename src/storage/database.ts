@@ -97,6 +97,7 @@ export function createDatabaseStore(db: Db, clock: Clock): FileStore {
     async remove(name) {
       await removeAll(checkedName(name));
     },
+    close() {},
     async *list(): AsyncIterable<StoredObject> {
       let after = '';
       for (;;) {

@@ -60,6 +60,7 @@ export function createLocalStore(root: string): FileStore {
       await rm(pendingPath(name), { force: true });
       await rm(finalPath(name), { force: true });
     },
+    close() {},
     async *list(): AsyncIterable<StoredObject> {
       let entries: Dirent[];
       try {

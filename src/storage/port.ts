@@ -31,6 +31,8 @@ export interface FileStore {
   remove(name: string): Promise<void>;
   /** Every file, pending or final, in no particular order. */
   list(): AsyncIterable<StoredObject>;
+  /** Lets go of connections (the S3 client's sockets). */
+  close(): void;
 }
 
 /** Bytes per database chunk (and the largest piece a download hands on at once from the database). */

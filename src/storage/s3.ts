@@ -95,6 +95,9 @@ export function createS3Store(config: S3StorageConfig, client?: S3Client): FileS
       await s3.send(new DeleteObjectCommand({ Bucket, Key: pendingKey(name) }));
       await s3.send(new DeleteObjectCommand({ Bucket, Key: finalKey(name) }));
     },
+    close() {
+      if (!client) s3.destroy();
+    },
     async *list(): AsyncIterable<StoredObject> {
       for await (const page of paginateListObjectsV2({ client: s3 }, { Bucket, Prefix: config.prefix })) {
         for (const object of page.Contents ?? []) {

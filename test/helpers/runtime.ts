@@ -24,6 +24,7 @@ export async function startTestRuntime(
     database?: TestDatabase;
     logger?: RuntimeOptions['logger'];
     webhooks?: RuntimeOptions['webhooks'];
+    evidenceFailpoints?: RuntimeOptions['evidenceFailpoints'];
   } = {},
 ): Promise<TestRuntime> {
   const config: Config = loadConfig({ NODE_ENV: 'test', BASE_URL: 'http://svc.test', ...options.env });
@@ -38,6 +39,7 @@ export async function startTestRuntime(
     failpoints: options.failpoints,
     logger: options.logger,
     webhooks: options.webhooks,
+    evidenceFailpoints: options.evidenceFailpoints,
   });
   t.after(async () => {
     await runtime.close();
