@@ -7,7 +7,7 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
-import { API_PREFIX, apiV1, registerApiDocsPage } from './api/index.ts';
+import { API_PREFIX, apiV1, type EvidenceStorage, registerApiDocsPage } from './api/index.ts';
 import { type BillingDeps, providerEventRoutes } from './billing/index.ts';
 import { acpChannel, handleAcpError } from './channels/acp/index.ts';
 import type { ChannelContext } from './channels/context.ts';
@@ -38,6 +38,7 @@ export interface AppDeps {
   webhookTargets: TargetPolicy;
   /** Where every rate limit counts: this process, or the Redis all instances share. */
   rateLimiters: RateLimiters;
+  evidence: EvidenceStorage;
 }
 
 const ACP_PREFIX = '/api/acp';
@@ -89,6 +90,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     config: deps.config,
     webhookTargets: deps.webhookTargets,
     rateLimiters: deps.rateLimiters,
+    evidence: deps.evidence,
   });
   registerApiDocsPage(app, API_PREFIX);
   app.register(providerEventRoutes, deps.billing);

@@ -15,6 +15,20 @@ export interface RedisConfig {
   commandTimeoutMs: number;
 }
 
+export interface S3StorageConfig {
+  kind: 's3';
+  bucket: string;
+  region: string;
+  /** An S3-compatible server (MinIO, Ceph, R2...); unset for AWS itself. */
+  endpoint: string | undefined;
+  forcePathStyle: boolean;
+  /** Prepended to every object key, e.g. `evidence/`; empty by default. */
+  prefix: string;
+}
+
+/** Where evidence files live (EVIDENCE_STORAGE); credentials for S3 come from the SDK's default chain. */
+export type EvidenceStorageConfig = { kind: 'local'; root: string } | { kind: 'database' } | S3StorageConfig;
+
 export interface Config {
   env: 'development' | 'production' | 'test';
   host: string;
@@ -49,6 +63,7 @@ export interface Config {
   api: { perIpMax: number; perKeyMax: number; evidenceMaxBytes: number };
   /** Development only: webhook targets on loopback (http://127.0.0.1:...) are accepted. */
   webhooks: { allowLoopback: boolean };
+  evidenceStorage: EvidenceStorageConfig;
 }
 
 /** A configuration problem, phrased as the one line an operator needs to fix it. */
@@ -292,6 +307,32 @@ export function loadConfig(env: Env = process.env): Config {
       evidenceMaxBytes: readInteger(env, 'EVIDENCE_MAX_BYTES', 25 * 1_048_576, 1024, 1024 * 1_048_576),
     },
     webhooks: { allowLoopback: readWebhookLoopback(env, nodeEnv) },
+    evidenceStorage: readEvidenceStorage(env, dataDir),
+  };
+}
+
+function readEvidenceStorage(env: Env, dataDir: string): EvidenceStorageConfig {
+  const kind = readChoice(env, 'EVIDENCE_STORAGE', ['local', 'database', 's3'], 'local');
+  if (kind === 'local') return { kind, root: path.join(dataDir, 'evidence') };
+  if (kind === 'database') return { kind };
+  const bucket = env.S3_BUCKET ?? '';
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
+    throw new ConfigError('S3_BUCKET', 'set to a bucket name when EVIDENCE_STORAGE=s3', env.S3_BUCKET);
+  }
+  const region = env.S3_REGION || env.AWS_REGION || 'us-east-1';
+  if (!/^[a-z0-9-]{2,40}$/.test(region))
+    throw new ConfigError('S3_REGION', 'a region such as eu-west-1', region);
+  const prefix = env.S3_PREFIX ?? '';
+  if (!/^([A-Za-z0-9_.-]+\/)*$/.test(prefix)) {
+    throw new ConfigError('S3_PREFIX', 'empty or folder names each ending in / (evidence/)', prefix);
+  }
+  return {
+    kind,
+    bucket,
+    region,
+    endpoint: env.S3_ENDPOINT ? readHttpUrl(env, 'S3_ENDPOINT', '') : undefined,
+    forcePathStyle: readChoice(env, 'S3_FORCE_PATH_STYLE', ['true', 'false'], 'false') === 'true',
+    prefix,
   };
 }
 

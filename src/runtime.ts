@@ -12,6 +12,7 @@ import { buildApp } from './app.ts';
 import type { BillingDeps } from './billing/index.ts';
 import { deleteOldClaims } from './channels/mpp/index.ts';
 import { type CheckoutDeps, expireSessions, settleSessions } from './checkout/index.ts';
+import { type EvidenceFailpoints, PENDING_FILE_GRACE_MS, sweepEvidenceFiles } from './compliance/index.ts';
 import type { Config } from './config.ts';
 import { type DatabaseHandle, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
@@ -29,6 +30,7 @@ import {
 import { createStripeAdapter, type PaymentProvider } from './psp/index.ts';
 import { type Failpoints, type PurchaseDeps, recoverUnfinishedPurchases } from './purchase/index.ts';
 import { type Clock, DAY_MS, MINUTE_MS, systemClock } from './shared/clock.ts';
+import { createFileStore, type FileStore } from './storage/index.ts';
 import {
   DELIVER_WEBHOOK_JOB,
   DELIVERY_TIMEOUT_MS,
@@ -65,6 +67,8 @@ export interface Runtime {
   /** What every checkout channel hands to the purchase pipeline. */
   purchases: PurchaseDeps;
   checkout: CheckoutDeps;
+  /** Where evidence files live (EVIDENCE_STORAGE). */
+  evidenceStore: FileStore;
   /** Migrations applied by this start (empty when the schema was already current). */
   appliedMigrations: string[];
   close(): Promise<void>;
@@ -81,6 +85,8 @@ export interface RuntimeOptions {
   paymentProvider?: PaymentProvider;
   /** Tests make the purchase pipeline "crash" at named points. */
   failpoints?: Failpoints;
+  /** Tests make an evidence upload "crash" between its file and its record, or after its record. */
+  evidenceFailpoints?: EvidenceFailpoints;
   /** Tests make host names resolve where they need (the system resolver otherwise) and shorten attempts. */
   webhooks?: { resolveHost?: ResolveHost; timeoutMs?: number };
 }
@@ -135,6 +141,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   const rateLimiters: RateLimiters = config.redis
     ? await openRedisRateLimiters(config.redis, clock, logger)
     : createMemoryRateLimiters(clock);
+  const evidenceStore = createFileStore(config.evidenceStorage, database.db, clock);
   const app = buildApp({
     config,
     database,
@@ -145,6 +152,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     billing,
     webhookTargets,
     rateLimiters,
+    evidence: { store: evidenceStore, failpoints: options.evidenceFailpoints },
   });
   const jobs = new JobRunner({
     db: database.db,
@@ -249,6 +257,19 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         },
       },
       {
+        name: 'evidence.sweep-orphan-files',
+        intervalMs: 60 * MINUTE_MS,
+        run: async () => {
+          const swept = await sweepEvidenceFiles(
+            { db: database.db, store: evidenceStore },
+            clock.now().getTime() - PENDING_FILE_GRACE_MS,
+          );
+          if (swept.finalized + swept.removed > 0) {
+            app.log.warn({ event: 'evidence.orphans_swept', ...swept }, 'evidence files swept');
+          }
+        },
+      },
+      {
         name: 'jobs.delete-finished',
         intervalMs: 60 * MINUTE_MS,
         run: () => deleteFinishedJobs(database.db, new Date(clock.now().getTime() - 7 * DAY_MS)),
@@ -265,12 +286,14 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     app,
     purchases,
     checkout,
+    evidenceStore,
     appliedMigrations,
     async close() {
       await app.close();
       await rateLimiters.close();
       await jobs.stop();
       mailTransport.close();
+      evidenceStore.close();
       if (!options.database) await database.close();
     },
   };

@@ -40,6 +40,32 @@ describe('configuration', () => {
     assert.equal(loadConfig({ JOB_LEASE_MS: '30000' }).jobLeaseMs, 30_000);
   });
 
+  it('keeps evidence under DATA_DIR unless EVIDENCE_STORAGE names the database or an S3 bucket', () => {
+    assert.deepEqual(loadConfig({ DATA_DIR: '/srv/svc' }).evidenceStorage, {
+      kind: 'local',
+      root: '/srv/svc/evidence',
+    });
+    assert.deepEqual(loadConfig({ EVIDENCE_STORAGE: 'database' }).evidenceStorage, { kind: 'database' });
+    assert.deepEqual(
+      loadConfig({
+        EVIDENCE_STORAGE: 's3',
+        S3_BUCKET: 'acme-evidence',
+        S3_REGION: 'eu-west-1',
+        S3_ENDPOINT: 'http://127.0.0.1:9000/',
+        S3_FORCE_PATH_STYLE: 'true',
+        S3_PREFIX: 'svc/evidence/',
+      }).evidenceStorage,
+      {
+        kind: 's3',
+        bucket: 'acme-evidence',
+        region: 'eu-west-1',
+        endpoint: 'http://127.0.0.1:9000',
+        forcePathStyle: true,
+        prefix: 'svc/evidence/',
+      },
+    );
+  });
+
   it('selects PostgreSQL from a postgres DATABASE_URL', () => {
     const config = loadConfig({ DATABASE_URL: 'postgres://app@db.internal:5432/svc' });
     assert.deepEqual(config.database, { kind: 'postgres', url: 'postgres://app@db.internal:5432/svc' });
@@ -75,6 +101,17 @@ describe('configuration', () => {
       'IDEMPOTENCY_STALE_AFTER_MS must be an integer from 1000 to 3600000',
     ],
     [{ JOB_LEASE_MS: '5000' }, 'JOB_LEASE_MS must be an integer from 10000 to 3600000'],
+    [{ EVIDENCE_STORAGE: 'disk' }, 'EVIDENCE_STORAGE must be one of local, database, s3'],
+    [{ EVIDENCE_STORAGE: 's3' }, 'S3_BUCKET must be set to a bucket name when EVIDENCE_STORAGE=s3'],
+    [{ EVIDENCE_STORAGE: 's3', S3_BUCKET: 'b', S3_ENDPOINT: 'ftp://x' }, 'S3_BUCKET must be'],
+    [
+      { EVIDENCE_STORAGE: 's3', S3_BUCKET: 'evidence', S3_ENDPOINT: 'minio:9000' },
+      'S3_ENDPOINT must be an absolute http(s) URL',
+    ],
+    [
+      { EVIDENCE_STORAGE: 's3', S3_BUCKET: 'evidence', S3_FORCE_PATH_STYLE: 'yes' },
+      'S3_FORCE_PATH_STYLE must be one of true, false',
+    ],
     [
       { IDEMPOTENCY_STALE_AFTER_MS: '30s' },
       'IDEMPOTENCY_STALE_AFTER_MS must be an integer from 1000 to 3600000',

@@ -7,11 +7,13 @@ import type {
   RawServerDefault,
 } from 'fastify';
 import { Type } from 'typebox';
+import type { EvidenceFailpoints } from '../compliance/index.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/schema.ts';
 import type { RateLimiters } from '../http/rate-limit.ts';
 import type { Clock } from '../shared/clock.ts';
 import { IdInput } from '../shared/wire.ts';
+import type { FileStore } from '../storage/index.ts';
 import type { TargetPolicy } from '../webhooks/index.ts';
 
 /**
@@ -25,6 +27,13 @@ export interface ApiDeps {
   /** Where webhook subscriptions may point (checked when subscribing and before every attempt). */
   webhookTargets: TargetPolicy;
   rateLimiters: RateLimiters;
+  /** Where evidence files live, and (in tests) where an upload "crashes". */
+  evidence: EvidenceStorage;
+}
+
+export interface EvidenceStorage {
+  store: FileStore;
+  failpoints?: EvidenceFailpoints;
 }
 
 export type ApiScope = FastifyInstance<

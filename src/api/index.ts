@@ -20,7 +20,7 @@ import { riskRoutes } from './routes/risks.ts';
 import { taskRoutes } from './routes/tasks.ts';
 import { vendorRoutes } from './routes/vendors.ts';
 
-export type { ApiDeps } from './context.ts';
+export type { ApiDeps, EvidenceStorage } from './context.ts';
 export { registerApiDocsPage } from './docs-page.ts';
 export {
   API_KEY_CACHE_MS,

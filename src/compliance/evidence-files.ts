@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { type FileHandle, mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import type { ReadableStream } from 'node:stream/web';
+import { fileTypeFromStream } from 'file-type';
 import { err, ok, type Result } from '../shared/result.ts';
+import type { FileStore } from '../storage/index.ts';
 
 /**
  * Binary formats accepted as evidence, by the type detected from their bytes: documents, images,
@@ -71,12 +71,12 @@ export type UploadRefusal =
   /** The upload's bytes failed before their end: the body was cut off or is not well-formed. */
   | { code: 'incomplete_upload' };
 
-/** An upload received into a temporary file next to where it will be kept. */
+/** An upload written to the store as a pending file, not yet named by a record. */
 export interface StagedFile {
-  /** The server-chosen name of the stored file. */
+  /** The server-chosen key of the stored file. */
   storageKey: string;
-  stagingPath: string;
-  finalPath: string;
+  /** Its name in the store. */
+  storedName: string;
   /** The client's file name, cleaned up for display and downloads. */
   name: string;
   size: number;
@@ -84,111 +84,90 @@ export interface StagedFile {
   contentType: string;
 }
 
-/** Where a stored file lives: `<root>/<workspace id>/<server-chosen name>`. */
-export function storedFilePath(root: string, workspaceId: string, storageKey: string): string {
-  return path.join(root, workspaceId, storageKey);
+/** Where a stored file lives in the store: `<workspace id>/<server-chosen key>`. */
+export function storedFileName(workspaceId: string, storageKey: string): string {
+  return `${workspaceId}/${storageKey}`;
 }
 
 /**
- * Streams an upload to a temporary file while hashing it and checking whether it is UTF-8 text,
- * then decides its type from the bytes. A refused upload leaves nothing behind. When the upload
- * itself fails (a body cut off mid-file or malformed) that is a refusal; when storage fails, the
- * error is thrown.
+ * Streams an upload into the store as a pending file while hashing it and checking whether it is
+ * UTF-8 text, then decides its type from the stored bytes. A refused upload leaves nothing
+ * behind. When the upload itself fails (a body cut off mid-file or malformed) that is a refusal;
+ * when storage fails, the error is thrown.
  */
 export async function stageUpload(
-  root: string,
+  store: FileStore,
   workspaceId: string,
   source: Readable & { readonly truncated?: boolean },
   clientFileName: string,
 ): Promise<Result<StagedFile, UploadRefusal>> {
   const storageKey = randomBytes(16).toString('hex');
-  const finalPath = storedFilePath(root, workspaceId, storageKey);
-  const stagingPath = `${finalPath}.part`;
-  await mkdir(path.dirname(finalPath), { recursive: true, mode: 0o700 });
+  const storedName = storedFileName(workspaceId, storageKey);
   const hash = createHash('sha256');
   const text = new TextCheck();
   let size = 0;
-  const sink = createWriteStream(stagingPath, { flags: 'wx', mode: 0o600 });
-  // A failure on one side destroys the other with the same error: the side that failed first is
-  // the cause. A small body is parsed at once, so its part may already have failed here.
-  let failedFirst: 'upload' | 'storage' | undefined = source.destroyed ? 'upload' : undefined;
-  source.once('error', () => {
-    failedFirst ??= 'upload';
-  });
-  sink.once('error', () => {
-    failedFirst ??= 'storage';
-  });
-  try {
-    await pipeline(
-      source,
-      async function* inspect(chunks: AsyncIterable<Buffer>) {
-        for await (const chunk of chunks) {
-          hash.update(chunk);
-          text.push(chunk);
-          size += chunk.length;
-          yield chunk;
-        }
-      },
-      sink,
-    );
-    const name = displayName(clientFileName);
-    const refusal = source.truncated ? ({ code: 'file_too_large' } as const) : undefined;
-    const type =
-      refusal ??
-      (size === 0 ? { code: 'empty_file' as const } : await detectType(stagingPath, name, text.end()));
-    if ('code' in type) {
-      await rm(stagingPath, { force: true });
-      return err(type);
+  // The side that failed first is the cause: an upload that broke off is the client's doing.
+  let uploadFailed = false;
+  async function* inspect(): AsyncGenerator<Buffer> {
+    try {
+      for await (const chunk of source as AsyncIterable<Buffer>) {
+        hash.update(chunk);
+        text.push(chunk);
+        size += chunk.length;
+        yield chunk;
+      }
+    } catch (error) {
+      uploadFailed = true;
+      throw error;
     }
-    return ok({
-      storageKey,
-      stagingPath,
-      finalPath,
-      name,
-      size,
-      sha256: hash.digest('hex'),
-      contentType: type.mime,
-    });
-  } catch (error) {
-    await rm(stagingPath, { force: true });
-    if (failedFirst === 'upload') return err({ code: 'incomplete_upload' });
-    throw error;
   }
-}
-
-/** Moves a staged upload into place; on failure the staged file is removed. */
-export async function placeStaged(staged: StagedFile): Promise<void> {
   try {
-    await rename(staged.stagingPath, staged.finalPath);
+    await store.writePending(storedName, Readable.from(inspect(), { objectMode: false }));
   } catch (error) {
-    await discardStaged(staged);
+    if (uploadFailed) return err({ code: 'incomplete_upload' });
     throw error;
   }
+  const name = displayName(clientFileName);
+  const refusal = source.truncated ? ({ code: 'file_too_large' } as const) : undefined;
+  let type: { mime: string } | UploadRefusal;
+  try {
+    type =
+      refusal ??
+      (size === 0 ? { code: 'empty_file' as const } : await detectType(store, storedName, name, text.end()));
+  } catch (error) {
+    await store.remove(storedName);
+    throw error;
+  }
+  if ('code' in type) {
+    await store.remove(storedName);
+    return err(type);
+  }
+  return ok({ storageKey, storedName, name, size, sha256: hash.digest('hex'), contentType: type.mime });
 }
 
 /** Removes a staged upload that will not be kept. */
-export async function discardStaged(staged: StagedFile): Promise<void> {
-  await rm(staged.stagingPath, { force: true });
+export async function discardStaged(store: FileStore, staged: StagedFile): Promise<void> {
+  await store.remove(staged.storedName);
 }
 
-/** Opens a stored file for reading; a missing file is a fault (its record says it exists). */
-export function openStoredFile(filePath: string): Promise<FileHandle> {
-  return open(filePath, 'r');
-}
-
-/** Removes a stored file; one already gone counts as removed. */
-export async function removeStoredFile(filePath: string): Promise<void> {
-  await rm(filePath, { force: true });
+/** The signature found in the first bytes of a stored file, read as far as the detection needs. */
+async function detectedType(store: FileStore, storedName: string): Promise<string | undefined> {
+  const stream = await store.open(storedName);
+  if (!stream) throw new Error(`the staged file ${storedName} is missing`);
+  try {
+    return (await fileTypeFromStream(Readable.toWeb(stream) as ReadableStream<Uint8Array>))?.mime;
+  } finally {
+    stream.destroy();
+  }
 }
 
 async function detectType(
-  filePath: string,
+  store: FileStore,
+  storedName: string,
   name: string,
   isText: boolean,
 ): Promise<{ mime: string } | UploadRefusal> {
-  // Loaded with the first upload, not at start-up (docs/decisions.md).
-  const { fileTypeFromFile } = await import('file-type');
-  const detected = (await fileTypeFromFile(filePath))?.mime;
+  const detected = await detectedType(store, storedName);
   if (isText) {
     if (detected && TEXT_SIGNATURE_TYPES.has(detected)) return { mime: detected };
     return { mime: TEXT_TYPES_BY_EXTENSION[path.extname(name).toLowerCase()] ?? 'text/plain' };

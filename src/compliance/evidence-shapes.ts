@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { HttpUrl, IdInput, iso, Nullable, RecordId, Text, Timestamp } from '../shared/wire.ts';
+import type { FileStore } from '../storage/index.ts';
 import type { EvidenceKind, EvidenceTable } from './compliance.table.ts';
 import type { ComplianceDeps } from './shared.ts';
 
@@ -123,9 +124,20 @@ export const EvidenceFilter = Type.Object({
 });
 export type EvidenceFilter = Static<typeof EvidenceFilter>;
 
+/**
+ * Where tests make an upload "crash": after its file is written (no record yet), and after its
+ * record committed (the file still pending). Production passes none.
+ */
+export type EvidenceFailpointName = 'evidence_file_written' | 'evidence_row_committed';
+
+export interface EvidenceFailpoints {
+  hit(name: EvidenceFailpointName): Promise<void>;
+}
+
 export interface EvidenceDeps extends ComplianceDeps {
-  /** Uploaded files live under `<fileRoot>/<workspace id>/`, with names the server chose. */
-  fileRoot: string;
+  /** Where uploaded files live (EVIDENCE_STORAGE), under names the server chose. */
+  store: FileStore;
+  failpoints?: EvidenceFailpoints;
   /** Where the API serves the file of an evidence (its `download_url`). */
   downloadUrl: (evidenceId: string) => string;
   /** Hears of stored files that could not be removed; they are left behind, the change stands. */
@@ -144,7 +156,11 @@ export function fileOf(deps: Pick<EvidenceDeps, 'downloadUrl'>, row: EvidenceTab
   };
 }
 
-export function toEvidence(deps: EvidenceDeps, row: EvidenceTable, controlIds: string[]): Evidence {
+export function toEvidence(
+  deps: Pick<EvidenceDeps, 'downloadUrl'>,
+  row: EvidenceTable,
+  controlIds: string[],
+): Evidence {
   return {
     id: row.id,
     kind: row.kind,

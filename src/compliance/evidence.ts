@@ -8,13 +8,7 @@ import { err, ok, type Result } from '../shared/result.ts';
 import { epochMsOf } from '../shared/wire.ts';
 import { publishEvent } from '../webhooks/index.ts';
 import type { EvidenceTable } from './compliance.table.ts';
-import {
-  openStoredFile,
-  placeStaged,
-  removeStoredFile,
-  type StagedFile,
-  storedFilePath,
-} from './evidence-files.ts';
+import { type StagedFile, storedFileName } from './evidence-files.ts';
 import {
   type CreateEvidenceLinkBody,
   type Evidence,
@@ -29,7 +23,11 @@ import {
 import { type ComplianceError, changedKeys, findWorkspaceRow, missingReference, notFound } from './shared.ts';
 
 /** Rows as the API shows them, each with its controls in id order (the order Annex A was seeded in). */
-async function withControls(deps: EvidenceDeps, db: Db, rows: EvidenceTable[]): Promise<Evidence[]> {
+async function withControls(
+  deps: Pick<EvidenceDeps, 'downloadUrl'>,
+  db: Db,
+  rows: EvidenceTable[],
+): Promise<Evidence[]> {
   const links = new Map<string, string[]>(rows.map((row) => [row.id, []]));
   if (rows.length > 0) {
     const linked = await db
@@ -46,7 +44,7 @@ async function withControls(deps: EvidenceDeps, db: Db, rows: EvidenceTable[]): 
 
 /** Newest first; with `control_id`, from the links table's own newest-first index. */
 export async function listEvidence(
-  deps: EvidenceDeps,
+  deps: Pick<EvidenceDeps, 'db' | 'downloadUrl'>,
   workspaceId: string,
   filter: EvidenceFilter,
   page: PageRequest,
@@ -207,9 +205,11 @@ export async function createLinkEvidence(
 }
 
 /**
- * Keeps a staged upload as file evidence. The file is moved into place first, so a committed row
- * always has its file; when no row is written (an unknown control, a database failure) the file
- * is removed again.
+ * Keeps a staged upload as file evidence: the pending file is written, then the record commits,
+ * then the file is made final. A crash before the commit leaves a pending file with no record,
+ * which the orphan sweep removes; a crash after it leaves a pending file with its record, which
+ * downloads read as it is and the sweep makes final. When no record is written (an unknown
+ * control, a database failure) the file is removed at once.
  */
 export async function createFileEvidence(
   deps: EvidenceDeps,
@@ -217,7 +217,7 @@ export async function createFileEvidence(
   fields: EvidenceUploadFields,
   staged: StagedFile,
 ): Promise<Result<Evidence, ComplianceError>> {
-  await placeStaged(staged);
+  await deps.failpoints?.hit('evidence_file_written');
   const content: EvidenceContent = {
     kind: 'file',
     title: fields.title ?? staged.name,
@@ -231,10 +231,20 @@ export async function createFileEvidence(
   let created: Result<Evidence, ComplianceError> | undefined;
   try {
     created = await insertEvidence(deps, workspaceId, content, fields.control_ids);
-    return created;
   } finally {
-    if (!created?.ok) await removeFile(deps, staged.finalPath);
+    if (!created?.ok) await removeFile(deps, staged.storedName);
   }
+  if (!created.ok) return created;
+  await deps.failpoints?.hit('evidence_row_committed');
+  try {
+    await deps.store.finalize(staged.storedName);
+  } catch (error) {
+    deps.log.error(
+      { err: error, file: staged.storedName },
+      'evidence file left pending; the sweep finalizes it',
+    );
+  }
+  return created;
 }
 
 /** Title and linked controls; a PATCH that changes nothing keeps `updated_at` and publishes nothing. */
@@ -294,8 +304,7 @@ export async function deleteEvidence(
     return row;
   });
   if (!deleted) return err(notFound);
-  if (deleted.storage_key)
-    await removeFile(deps, storedFilePath(deps.fileRoot, workspaceId, deleted.storage_key));
+  if (deleted.storage_key) await removeFile(deps, storedFileName(workspaceId, deleted.storage_key));
   return ok({ id });
 }
 
@@ -308,15 +317,21 @@ export async function openEvidenceFile(
   const row = await findWorkspaceRow(deps.db, 'evidence', workspaceId, id);
   const file = row && fileOf(deps, row);
   if (!row?.storage_key || !file) return undefined;
-  const handle = await openStoredFile(storedFilePath(deps.fileRoot, workspaceId, row.storage_key));
-  return { file, stream: handle.createReadStream() };
+  const name = storedFileName(workspaceId, row.storage_key);
+  const stream = await deps.store.open(name);
+  // The record says the file exists: its absence is a fault, not a 404.
+  if (!stream) throw new Error(`evidence ${id} has no stored file ${name}`);
+  return { file, stream };
 }
 
-/** A file that cannot be removed is logged and left behind: the change it belonged to stands. */
-async function removeFile(deps: EvidenceDeps, filePath: string): Promise<void> {
+/**
+ * A file that cannot be removed is logged and left behind (the sweep removes it later): the
+ * change it belonged to stands.
+ */
+async function removeFile(deps: EvidenceDeps, name: string): Promise<void> {
   try {
-    await removeStoredFile(filePath);
+    await deps.store.remove(name);
   } catch (error) {
-    deps.log.error({ err: error, path: filePath }, 'evidence file could not be removed');
+    deps.log.error({ err: error, file: name }, 'evidence file could not be removed');
   }
 }

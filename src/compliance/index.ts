@@ -44,12 +44,22 @@ export {
   CreateEvidenceLinkBody,
   Evidence,
   type EvidenceDeps,
+  type EvidenceFailpointName,
+  type EvidenceFailpoints,
   EvidenceFile,
   EvidenceFilter,
   EvidenceUploadFields,
   EvidenceUploadForm,
   UpdateEvidenceBody,
 } from './evidence-shapes.ts';
+export {
+  type CopyOutcome,
+  copyEvidenceFiles,
+  evidenceWithoutFiles,
+  PENDING_FILE_GRACE_MS,
+  type SweepOutcome,
+  sweepEvidenceFiles,
+} from './evidence-store.ts';
 export {
   getPerson,
   listPeople,

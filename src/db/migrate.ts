@@ -18,6 +18,7 @@ import * as termNotices from './migrations/0015_term_notices.ts';
 import * as billingCheckouts from './migrations/0016_billing_checkouts.ts';
 import * as jobFairness from './migrations/0017_job_fairness.ts';
 import * as controlsVersions from './migrations/0018_controls_versions.ts';
+import * as storedFiles from './migrations/0020_stored_files.ts';
 
 /** The one ordered set of migrations, for both dialects. Append only; never edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -39,6 +40,7 @@ export const migrations: Record<string, Migration> = {
   '0016_billing_checkouts': billingCheckouts,
   '0017_job_fairness': jobFairness,
   '0018_controls_versions': controlsVersions,
+  '0020_stored_files': storedFiles,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema

@@ -26,6 +26,7 @@ import type { IdempotencyKeysTable } from '../idempotency/idempotency.table.ts';
 import type { JobKeyHoldsTable, JobsTable } from '../jobs/jobs.table.ts';
 import type { DevMailboxTable, MailMessagesTable } from '../mail/mail.table.ts';
 import type { OrdersTable, PaymentAttemptsTable } from '../purchase/purchase.table.ts';
+import type { StoredFileChunksTable, StoredFilesTable } from '../storage/storage.table.ts';
 import type {
   WebhookAttemptsTable,
   WebhookDeliveriesTable,
@@ -79,6 +80,8 @@ export interface Database {
   passkeys: PasskeysTable;
   passkey_challenges: PasskeyChallengesTable;
   billing_checkouts: BillingCheckoutsTable;
+  stored_files: StoredFilesTable;
+  stored_file_chunks: StoredFileChunksTable;
 }
 
 export type Db = Kysely<Database>;

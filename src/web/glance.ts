@@ -1,4 +1,3 @@
-import path from 'node:path';
 import {
   CONTROL_STATUSES,
   CONTROL_THEMES,
@@ -155,20 +154,11 @@ export interface Glance {
  * What the overview page shows of a workspace, read through the same compliance functions the
  * REST API answers with, so the page and `GET /api/v1/readiness` cannot disagree.
  */
-export async function workspaceGlance(
-  deps: WebDeps,
-  workspaceId: string,
-  log: { error(details: object, message: string): void },
-): Promise<Glance> {
+export async function workspaceGlance(deps: WebDeps, workspaceId: string): Promise<Glance> {
   const summary = await readiness(deps, workspaceId);
   const tasks = await listTasks(deps, workspaceId, { status: 'open' }, { limit: SHOWN_TASKS + 1 });
   const evidence = await listEvidence(
-    {
-      ...deps,
-      fileRoot: path.join(deps.config.dataDir, 'evidence'),
-      downloadUrl: (id) => `${deps.config.baseUrl}/api/v1/evidence/${id}/file`,
-      log,
-    },
+    { db: deps.db, downloadUrl: (id) => `${deps.config.baseUrl}/api/v1/evidence/${id}/file` },
     workspaceId,
     {},
     { limit: SHOWN_EVIDENCE },

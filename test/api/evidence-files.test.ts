@@ -279,7 +279,7 @@ describe(`evidence files on ${testDialect}`, () => {
     const logged = lines
       .map((line) => JSON.parse(line))
       .find((e) => e.msg === 'evidence file could not be removed');
-    assert.equal(logged?.path, left);
+    assert.equal(logged?.file, `${api.org.workspaceId}/${path.basename(left)}`);
   });
 
   it('belong to one organization: another one cannot download or delete them', async (t) => {

@@ -28,6 +28,7 @@ export async function startTestRuntime(
     database?: TestDatabase;
     logger?: RuntimeOptions['logger'];
     webhooks?: RuntimeOptions['webhooks'];
+    evidenceFailpoints?: RuntimeOptions['evidenceFailpoints'];
   } = {},
 ): Promise<TestRuntime> {
   const config: Config = loadConfig({
@@ -47,6 +48,7 @@ export async function startTestRuntime(
     failpoints: options.failpoints,
     logger: options.logger,
     webhooks: options.webhooks,
+    evidenceFailpoints: options.evidenceFailpoints,
   });
   t.after(async () => {
     await runtime.close();

@@ -21,6 +21,7 @@ import {
   problem,
   sendProblem,
 } from '../../http/problem.ts';
+import type { FileStore } from '../../storage/index.ts';
 import { workspaceOf } from '../auth.ts';
 import { sendComplianceError } from '../errors.ts';
 
@@ -39,7 +40,7 @@ interface ReceivedForm {
 }
 
 /**
- * The multipart form of POST /evidence. The file is streamed to storage as it arrives (the text
+ * The multipart form of POST /evidence. The file is streamed to the store as it arrives (the text
  * fields may come before or after it), then the fields are checked; a refused form leaves no file.
  */
 export async function uploadEvidence(
@@ -49,7 +50,7 @@ export async function uploadEvidence(
   maxBytes: number,
 ): Promise<FastifyReply> {
   const workspaceId = workspaceOf(request);
-  const form = await receiveForm(request, deps.fileRoot, workspaceId);
+  const form = await receiveForm(request, deps.store, workspaceId);
   if (form.unreadable) return sendProblem(reply, unreadableFormProblem(request, form.unreadable));
   if (form.refusal) return sendProblem(reply, refusalProblem(request, form.refusal, maxBytes));
   const fields = formFields(form.fields);
@@ -59,7 +60,7 @@ export async function uploadEvidence(
     ...(form.staged ? [] : [{ path: `body/${FILE_FIELD}`, message: 'is required' }]),
   ];
   if (!form.staged || errors.length > 0 || !checkFields.Check(fields)) {
-    if (form.staged) await discardStaged(form.staged);
+    if (form.staged) await discardStaged(deps.store, form.staged);
     return sendProblem(reply, invalidRequest(request, errors));
   }
   const result = await createFileEvidence(deps, workspaceId, fields, form.staged);
@@ -74,7 +75,7 @@ export async function uploadEvidence(
  */
 async function receiveForm(
   request: FastifyRequest,
-  root: string,
+  store: FileStore,
   workspaceId: string,
 ): Promise<ReceivedForm> {
   const form: ReceivedForm = { fields: new Map(), strayFiles: [] };
@@ -97,14 +98,14 @@ async function receiveForm(
         form.unreadable = error;
       });
     } else {
-      const staged = await stageUpload(root, workspaceId, part.file, part.filename);
+      const staged = await stageUpload(store, workspaceId, part.file, part.filename);
       if (staged.ok) form.staged = staged.value;
       else form.refusal = staged.error;
     }
     if (form.unreadable || form.refusal?.code === 'incomplete_upload') break;
   }
   if (form.staged && (form.unreadable || form.refusal)) {
-    await discardStaged(form.staged);
+    await discardStaged(store, form.staged);
     form.staged = undefined;
   }
   return form;

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import {
@@ -45,12 +44,12 @@ export function evidenceRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCata
   catalog.name({ Evidence, EvidenceFile, CreateEvidenceLinkBody, EvidenceUploadForm, UpdateEvidenceBody });
   catalog.events(Evidence, 'evidence.created', 'evidence.updated');
   catalog.events(DeletedRecord, 'evidence.deleted');
-  const fileRoot = path.join(deps.config.dataDir, 'evidence');
   const downloadUrl = (id: string) => `${deps.config.baseUrl}${app.prefix}/evidence/${id}/file`;
   const evidenceDeps = (request: FastifyRequest): EvidenceDeps => ({
     db: deps.db,
     clock: deps.clock,
-    fileRoot,
+    store: deps.evidence.store,
+    failpoints: deps.evidence.failpoints,
     downloadUrl,
     log: request.log,
   });

@@ -27,7 +27,7 @@ export function workspaceRoutes(app: FastifyInstance, deps: RouteDeps): void {
       planName: PLANS[workspace.plan].name,
       nextPlanName: workspace.nextTerm ? PLANS[workspace.nextTerm.plan].name : undefined,
       canManage: canManageWorkspace(role),
-      glance: await workspaceGlance(deps, workspace.id, request.log),
+      glance: await workspaceGlance(deps, workspace.id),
       barOrder: BAR_ORDER,
       statusLabels: STATUS_LABELS,
       ratingLabels: RATING_LABELS,

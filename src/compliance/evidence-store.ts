@@ -1,0 +1,133 @@
+import type { Db } from '../db/schema.ts';
+import { DAY_MS } from '../shared/clock.ts';
+import type { FileStore, StoredObject } from '../storage/index.ts';
+import { storedFileName } from './evidence-files.ts';
+
+/** How long a pending file may wait for its record: far beyond the slowest upload of the largest file. */
+export const PENDING_FILE_GRACE_MS = DAY_MS;
+
+const BATCH = 500;
+
+export interface SweepOutcome {
+  /** Pending files whose record had committed (a crash came between the two): now final. */
+  finalized: number;
+  /** Files no record names: pending ones older than the bound, and final ones left by a deletion. */
+  removed: number;
+}
+
+/** The names among `objects` that a file evidence record points to. */
+async function namedByRecords(db: Db, objects: readonly StoredObject[]): Promise<Set<string>> {
+  const keys = objects.map((object) => object.name.slice(object.name.indexOf('/') + 1));
+  if (keys.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('evidence')
+    .select(['workspace_id', 'storage_key'])
+    .where('storage_key', 'in', keys)
+    .execute();
+  return new Set(rows.map((row) => storedFileName(row.workspace_id, row.storage_key ?? '')));
+}
+
+/**
+ * The orphan sweep: makes every file its record names final, and removes the files no record
+ * names, except pending ones written after `pendingBefore` (an upload whose record may still
+ * commit). Run on every backend; running it twice, or on two instances at once, is harmless.
+ */
+export async function sweepEvidenceFiles(
+  deps: { db: Db; store: FileStore },
+  pendingBefore: number,
+): Promise<SweepOutcome> {
+  const outcome: SweepOutcome = { finalized: 0, removed: 0 };
+  const settle = async (batch: StoredObject[]) => {
+    const named = await namedByRecords(deps.db, batch);
+    for (const object of batch) {
+      if (named.has(object.name)) {
+        if (!object.pending) continue;
+        await deps.store.finalize(object.name);
+        outcome.finalized++;
+      } else if (!object.pending || object.writtenAt < pendingBefore) {
+        await deps.store.remove(object.name);
+        outcome.removed++;
+      }
+    }
+  };
+  let batch: StoredObject[] = [];
+  for await (const object of deps.store.list()) {
+    batch.push(object);
+    if (batch.length < BATCH) continue;
+    await settle(batch);
+    batch = [];
+  }
+  await settle(batch);
+  return outcome;
+}
+
+/** Every stored file a file evidence record names, with its size, in id order. */
+async function* recordedFiles(db: Db): AsyncIterable<{ id: string; name: string; size: number }> {
+  let after = '';
+  for (;;) {
+    const rows = await db
+      .selectFrom('evidence')
+      .select(['id', 'workspace_id', 'storage_key', 'file_size'])
+      .where('kind', '=', 'file')
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(BATCH)
+      .execute();
+    for (const row of rows) {
+      if (row.storage_key) {
+        yield {
+          id: row.id,
+          name: storedFileName(row.workspace_id, row.storage_key),
+          size: Number(row.file_size),
+        };
+      }
+    }
+    const last = rows.at(-1);
+    if (!last || rows.length < BATCH) return;
+    after = last.id;
+  }
+}
+
+export interface CopyOutcome {
+  copied: number;
+  /** Already in the target with the recorded size (a copy that was interrupted, run again). */
+  skipped: number;
+  /** Evidence whose file the source does not have: its id, to investigate. */
+  missing: string[];
+}
+
+/**
+ * Copies the file of every file evidence record from one store to another, streamed, each as a
+ * pending file made final once complete. Restartable: a file already final in the target with
+ * the recorded size is skipped. Used to move between backends and to back up the files.
+ */
+export async function copyEvidenceFiles(db: Db, from: FileStore, to: FileStore): Promise<CopyOutcome> {
+  const outcome: CopyOutcome = { copied: 0, skipped: 0, missing: [] };
+  for await (const file of recordedFiles(db)) {
+    if ((await to.finalSize(file.name)) === file.size) {
+      outcome.skipped++;
+      continue;
+    }
+    const source = await from.open(file.name);
+    if (!source) {
+      outcome.missing.push(file.id);
+      continue;
+    }
+    await to.remove(file.name);
+    await to.writePending(file.name, source);
+    await to.finalize(file.name);
+    outcome.copied++;
+  }
+  return outcome;
+}
+
+/** The ids of file evidence whose file the store does not have (after a restore, say). */
+export async function evidenceWithoutFiles(db: Db, store: FileStore): Promise<string[]> {
+  const missing: string[] = [];
+  for await (const file of recordedFiles(db)) {
+    const stream = await store.open(file.name);
+    if (stream) stream.destroy();
+    else missing.push(file.id);
+  }
+  return missing;
+}
