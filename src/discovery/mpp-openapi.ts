@@ -83,7 +83,9 @@ function paidOperation({ item, operationId }: MppOperation): object {
         content: { 'application/json': { schema: schemaRef('PurchaseResult') } },
       },
       400: {
-        description: 'The request body is invalid (for example a missing or invalid buyer.email).',
+        description:
+          'Problem type https://paymentauth.org/problems/bad-request: the body is invalid (for example a ' +
+          'missing or invalid buyer.email) or a Payment credential came in two fields.',
         content: { 'application/problem+json': { schema: schemaRef('Problem') } },
       },
       402: {

@@ -311,6 +311,69 @@ describe(`MPP channel on ${testDialect}`, () => {
     assert.deepEqual([counts.paymentIntents, counts.succeeded, counts.workspaces], [1, 1, 1]);
   });
 
+  it('answers a payload that fails the psp schema invalid-payload, even when it is not an object (draft: payload fails the method schema)', async (t) => {
+    const fixture = await startMppFixture(t);
+    const challenged = await fixture.buy(PRO_MONTHLY);
+    const { challenge } = echoedCredential(challenged, 'unused');
+    for (const payload of ['spt_as_a_string', null, ['spt_x']]) {
+      await assertChallenged(
+        await fixture.buy(PRO_MONTHLY, { authorization: encodeCredential({ challenge, payload }) }),
+        'invalid-payload',
+        idOf(challenged),
+      );
+    }
+    await assertChallenged(
+      await fixture.buy(PRO_MONTHLY, { authorization: encodeCredential({ challenge }) }),
+      'malformed-credential',
+    );
+    assert.equal((await fixture.counts()).paymentIntents, 0);
+  });
+
+  it('types every 400 of a paid route bad-request and keeps its code; no challenge comes with it', async (t) => {
+    const fixture = await startMppFixture(t);
+    const invalid = await fixture.buy(PRO_MONTHLY, { body: { buyer: { email: 'not-an-email' } } });
+    const notJson = await fetch(`${fixture.url}/api/mpp/plans/${PRO_MONTHLY}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"buyer":',
+    });
+    for (const [response, code] of [
+      [invalid, 'invalid_request'],
+      [notJson, 'invalid_json'],
+    ] as const) {
+      assert.equal(response.status, 400);
+      assert.equal(response.headers.get('www-authenticate'), null);
+      const body = await readProblem(response);
+      assert.deepEqual(
+        [body.type, body.title, body.code],
+        ['https://paymentauth.org/problems/bad-request', 'Bad Request', code],
+      );
+    }
+  });
+
+  it('answers a failure on our side 500 internal-payment-error without a challenge; the identical request then pays once', async (t) => {
+    const fixture = await startMppFixture(t, { failpoints: failOnceAt('after_attempt_recorded') });
+    const { authorization, paid: failed } = await payOnce(fixture, PRO_MONTHLY);
+    assert.equal(failed.status, 500);
+    assert.match(String(failed.headers.get('content-type')), /^application\/problem\+json/);
+    assert.equal(failed.headers.get('www-authenticate'), null);
+    const body = await readProblem(failed);
+    assert.deepEqual(
+      [body.type, body.title, body.status, body.code],
+      [
+        'https://paymentauth.org/problems/internal-payment-error',
+        'Internal Payment Error',
+        500,
+        'internal_error',
+      ],
+    );
+    assert.doesNotMatch(JSON.stringify(body), /database went away/);
+
+    const paid = await fixture.buy(PRO_MONTHLY, { authorization });
+    assert.equal(paid.status, 200);
+    assert.equal((await fixture.counts()).succeeded, 1);
+  });
+
   it('answers 503 while the provider outcome is unknown; the identical request then completes with one charge', async (t) => {
     const fixture = await startMppFixture(t, { maxNetworkRetries: 0 });
     const challenged = await fixture.buy(PRO_MONTHLY);

@@ -121,6 +121,6 @@ export function verifyChallenge(
 }
 
 /** The shared payment token of a `psp` payload, or undefined when the payload is not one. */
-export function sharedPaymentToken(payload: object): string | undefined {
+export function sharedPaymentToken(payload: unknown): string | undefined {
   return pspPayloadShape.Check(payload) ? payload.spt : undefined;
 }

@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { problem, sendProblem } from '../../http/problem.ts';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { frameworkProblem, problem, sendProblem } from '../../http/problem.ts';
 import { applyRateLimit } from '../../http/rate-limit.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { ChannelContext } from '../context.ts';
@@ -15,7 +15,7 @@ import {
 import { credentialSource } from './credential.ts';
 import { MPP_OPERATIONS } from './operations.ts';
 import { type PaymentDeps, pay } from './payment.ts';
-import { type PaymentRefusal, PROBLEM_BASE, paymentProblem } from './problems.ts';
+import { type PaymentRefusal, paymentProblem, requestProblem } from './problems.ts';
 import { paymentReceipt, purchaseResult } from './receipt.ts';
 import { PaymentProblem, PurchaseRequestBody, PurchaseResult, ServiceProblem } from './schemas.ts';
 import { loadOrCreateChallengeSecret } from './store.ts';
@@ -56,6 +56,7 @@ export async function mppChannel(app: FastifyInstance, options: MppChannelOption
   const realm = options.mpp?.realm ?? new URL(config.baseUrl).hostname;
   const deps: PaymentDeps = { purchases: checkout.purchases, secret };
   const scope = app.withTypeProvider<TypeBoxTypeProvider>();
+  scope.setErrorHandler(handleMppError);
 
   scope.addHook('onRequest', async (_request, reply) => {
     reply.header('access-control-allow-origin', '*');
@@ -75,10 +76,10 @@ export async function mppChannel(app: FastifyInstance, options: MppChannelOption
       async (request, reply) => {
         const reading = credentialSource(request.headers);
         if (!reading.ok) {
-          return sendProblem(reply, {
-            ...problem(request, 400, 'bad-request', reading.detail),
-            type: `${PROBLEM_BASE}bad-request`,
-          });
+          return sendProblem(
+            reply,
+            requestProblem('bad-request', problem(request, 400, 'bad-request', reading.detail)),
+          );
         }
         const { source, challengeField } = reading;
         // A credential in its own field travels beside the agent's own Authorization: no shared cache may keep the answer.
@@ -104,6 +105,23 @@ export async function mppChannel(app: FastifyInstance, options: MppChannelOption
       },
     );
   }
+}
+
+/**
+ * What Fastify refuses keeps its service code; a 400 is typed `bad-request` and anything
+ * unexpected `internal-payment-error`, the draft's types for those statuses.
+ */
+function handleMppError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const known = frameworkProblem(error, request);
+  if (known) return sendProblem(reply, known.status === 400 ? requestProblem('bad-request', known) : known);
+  request.log.error({ err: error }, 'unhandled error');
+  return sendProblem(
+    reply,
+    requestProblem(
+      'internal-payment-error',
+      problem(request, 500, 'internal_error', 'Something went wrong on our side.'),
+    ),
+  );
 }
 
 function sendChallenge(

@@ -1,3 +1,4 @@
+import type { Problem } from '../../http/problem.ts';
 import type { PaymentProblem } from './schemas.ts';
 
 /** Problem types of draft-httpauth-payment; each is answered with 402 and a fresh challenge. */
@@ -44,4 +45,22 @@ export function paymentProblem(
     ...(refusal.declineCode ? { decline_code: refusal.declineCode } : {}),
     request_id: requestId,
   };
+}
+
+/**
+ * The draft's problem types whose status is not 402: `bad-request` (400) and
+ * `internal-payment-error` (500), titled as mppx titles them. They carry no challenge: nothing was
+ * wrong with the payment, and a fresh challenge after a failure on our side could lead an agent
+ * to pay a second time.
+ */
+export type RequestProblemCode = 'bad-request' | 'internal-payment-error';
+
+const REQUEST_TITLES: Record<RequestProblemCode, string> = {
+  'bad-request': 'Bad Request',
+  'internal-payment-error': 'Internal Payment Error',
+};
+
+/** The service's problem under the draft's problem type; its stable `code` is kept. */
+export function requestProblem(code: RequestProblemCode, base: Problem): Problem {
+  return { ...base, type: `${PROBLEM_BASE}${code}`, title: REQUEST_TITLES[code] };
 }

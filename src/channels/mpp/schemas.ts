@@ -47,7 +47,8 @@ export const PaymentCredential = Type.Object({
     header: Type.Optional(Type.String()),
   }),
   source: Type.Optional(Type.String()),
-  payload: Type.Object({}),
+  /** Required; whether it fits the method's schema is a question of its own (`invalid-payload`). */
+  payload: Type.Unknown(),
 });
 export type PaymentCredential = Static<typeof PaymentCredential>;
 
