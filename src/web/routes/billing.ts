@@ -3,7 +3,7 @@ import { type ReturnOutcome, settleReturn, startCheckout } from '../../billing/i
 import { formatBytes, PLAN_ENTITLEMENTS, PLANS, SELLABLE_ITEMS } from '../../catalog/index.ts';
 import { listOrders } from '../../purchase/index.ts';
 import type { Workspace } from '../../workspace/index.ts';
-import { field, isIdInput } from '../forms.ts';
+import { field } from '../forms.ts';
 import { membershipFor } from '../guard.ts';
 import { sendNotFound, sendPage } from '../render.ts';
 import type { RouteDeps } from './deps.ts';
@@ -20,6 +20,9 @@ const CHANNEL_LABELS: Record<string, string> = { acp: 'ACP', ucp: 'UCP', mpp: 'M
  * every order, and the six plan terms to buy. "Buy" starts a hosted checkout at the provider and
  * redirects there; the provider sends the person back to the return page.
  */
+/** The provider's checkout ids (`cs_test_…`, 66 characters at Stripe): longer than our own ids. */
+const PROVIDER_CHECKOUT_ID = /^cs_[A-Za-z0-9_]{1,250}$/;
+
 export function billingRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.get<WorkspaceParams>('/w/:workspaceId/billing', async (request, reply) => {
     const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
@@ -53,7 +56,8 @@ export function billingRoutes(app: FastifyInstance, deps: RouteDeps): void {
       const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
       if (!access) return reply;
       const checkoutId = request.query.checkout;
-      if (typeof checkoutId !== 'string' || !isIdInput(checkoutId)) return sendNotFound(request, reply);
+      if (typeof checkoutId !== 'string' || !PROVIDER_CHECKOUT_ID.test(checkoutId))
+        return sendNotFound(request, reply);
       const { workspace } = access.membership;
       const outcome = await settleReturn(deps.billing, workspace.id, checkoutId);
       if (!outcome) return sendNotFound(request, reply);
