@@ -1,26 +1,15 @@
-import type { PlanId, TermLength } from '../catalog/index.ts';
 import type { Tx } from '../db/schema.ts';
 import { newId, newSecret, sha256Hex } from '../shared/ids.ts';
 import { insertOrder } from './attempts.ts';
 import { type Order, toOrder } from './pipeline.ts';
 
 /** A payment the provider's hosted checkout already took, for a term of an existing workspace. */
-export interface PaidAppOrder {
+export type PaidAppOrder = Omit<Order, 'id' | 'channel' | 'createdAt' | 'pageKey'> & {
   orderId: string;
   /** The provider's checkout id: one order per checkout (the attempt's key). */
   checkoutId: string;
-  itemId: string;
-  plan: PlanId;
-  term: TermLength;
-  amount: number;
-  currency: 'usd';
-  buyerEmail: string;
-  paymentIntentId: string;
-  workspaceId: string;
-  termStartsAt: Date;
-  termEndsAt: Date;
   at: Date;
-}
+};
 
 /**
  * Records an order of the app's Billing page (channel `app`) in the caller's transaction. Every

@@ -234,6 +234,18 @@ export interface AddedTerm {
 }
 
 /**
+ * Takes the workspace's row for the rest of the transaction, so that purchases adding terms and
+ * the sweep ending one follow one another: the sweep then sees a next term committed meanwhile.
+ */
+async function lockWorkspace(trx: Tx, workspaceId: string): Promise<void> {
+  await trx
+    .updateTable('workspaces')
+    .set((eb) => ({ id: eb.ref('id') }))
+    .where('id', '=', workspaceId)
+    .execute();
+}
+
+/**
  * Adds a paid term to an existing workspace, in the caller's transaction. On Free it starts now
  * and the plan switches at once (webhook subscriptions paused for Free's limit resume); otherwise
  * it starts when the last paid term ends, and the term-end sweep switches to it then.
@@ -241,12 +253,7 @@ export interface AddedTerm {
 export async function addPaidTerm(trx: Tx, input: PaidTermInput, ctx: WorkspaceContext): Promise<AddedTerm> {
   const { clock } = ctx;
   const now = clock.now();
-  // Taking the workspace's row first makes two purchases for one workspace follow one another.
-  await trx
-    .updateTable('workspaces')
-    .set((eb) => ({ id: eb.ref('id') }))
-    .where('id', '=', input.workspaceId)
-    .execute();
+  await lockWorkspace(trx, input.workspaceId);
   const workspace = await trx
     .selectFrom('workspaces')
     .select('plan')
@@ -412,6 +419,7 @@ async function closeTerm(
   now: number,
 ): Promise<{ planNow: PlanId; ownersNotified: number; subscriptionsPaused: string[] } | false> {
   const { clock } = ctx;
+  await lockWorkspace(trx, term.workspace_id);
   const result = await trx
     .updateTable('workspace_terms')
     .set({ ended_at: now })

@@ -222,6 +222,11 @@ async function answer(
       if (!options.isUpdate || options.sessionId === undefined) return busy(error.retryAfterSeconds);
       const current = await getSession(deps, options.sessionId, 'ucp');
       if (!current.ok) return notFound();
+      // The payment may have finished since the update was refused: never show a completed or
+      // reopened session as if this update had been applied to it.
+      const { status } = current.value;
+      if (status === 'ready' || status === 'not_ready') return conflict(error.retryAfterSeconds);
+      if (status !== 'paying') return notModifiable(status);
       const message = paymentUnderWayMessage(error.retryAfterSeconds);
       const headers = { 'retry-after': String(error.retryAfterSeconds) };
       return { status: 200, body: toCheckout(current.value, config, [message]), headers, keep: false };
