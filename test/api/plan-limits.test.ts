@@ -68,12 +68,12 @@ async function freeWorkspace(t: TestContext): Promise<Workspace> {
   return workspace;
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: tests read JSON bodies of every shape
 async function rest(
   workspace: Workspace,
   method: string,
   path: string,
   body?: unknown | FormData,
+  // biome-ignore lint/suspicious/noExplicitAny: tests read JSON bodies of every shape
 ): Promise<any> {
   const headers: Record<string, string> = { authorization: `Bearer ${workspace.key}` };
   let payload: string | FormData | undefined;
