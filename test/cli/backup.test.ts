@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
@@ -158,7 +158,7 @@ async function download(service: Service, key: string, evidenceId: string): Prom
 }
 
 describe(`backup and restore of the database and the evidence files on ${testDialect}`, () => {
-  it('a backup taken while purchases and uploads go on restores into a service that sells and serves every file', async (t) => {
+  it('a backup taken while purchases and uploads go on restores into a service that sells and serves every file; evidence check finds a lost or altered one', async (t) => {
     const source = await emptyDeployment(t);
     const live = await startService(t, source);
     const keys = new Map<string, string>();
@@ -252,6 +252,23 @@ describe(`backup and restore of the database and the evidence files on ${testDia
       const bytes = await download(restoredService, keys.get(row.workspace_id) ?? '', row.id);
       assert.ok(bytes.equals(uploaded.bytes), `evidence ${row.id} downloads byte for byte`);
     }
+
+    const [lost, altered] = await db
+      .selectFrom('evidence')
+      .select(['id', 'workspace_id', 'storage_key'])
+      .orderBy('id')
+      .limit(2)
+      .execute();
+    const storedFile = (row?: { workspace_id: string; storage_key: string | null }) =>
+      path.join(target.env.DATA_DIR ?? '', 'evidence', row?.workspace_id ?? '', row?.storage_key ?? '');
+    rmSync(storedFile(lost));
+    appendFileSync(storedFile(altered), 'one more line\n');
+    const problems = await svc(target.env, 'evidence', 'check');
+    assert.equal(problems.code, 1);
+    assert.equal(
+      problems.stdout,
+      `missing     ${lost?.id}\nmismatched  ${altered?.id}\nchecked ${manifest.evidenceFiles} evidence files in the local store: 1 missing, 1 mismatched\n`,
+    );
 
     const smoke = await buy(restoredService.fixture, 'after-restore@example.com');
     const smokeFile = uniqueCsv();
