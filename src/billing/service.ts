@@ -191,7 +191,7 @@ export async function fulfilCheckout(
     if (claimed.numUpdatedRows === 0n) return undefined;
     const added = await addPaidTerm(
       trx,
-      { workspaceId: row.workspace_id, plan: row.plan, term: row.term, channel: 'app', orderId },
+      { workspaceId: row.workspace_id, plan: row.plan, term: row.term, channel: 'app', orderId, at: now },
       { clock: deps.clock, baseUrl: deps.baseUrl },
     );
     const order = await recordPaidAppOrder(trx, {

@@ -223,6 +223,8 @@ export interface PaidTermInput {
   /** Who sold the term (`app` for the Billing page). */
   channel: string;
   orderId: string;
+  /** The purchase's moment, read once by the caller: a term that starts now starts exactly then. */
+  at: Date;
 }
 
 export interface AddedTerm {
@@ -252,7 +254,7 @@ async function lockWorkspace(trx: Tx, workspaceId: string): Promise<void> {
  */
 export async function addPaidTerm(trx: Tx, input: PaidTermInput, ctx: WorkspaceContext): Promise<AddedTerm> {
   const { clock } = ctx;
-  const now = clock.now();
+  const now = input.at;
   await lockWorkspace(trx, input.workspaceId);
   const workspace = await trx
     .selectFrom('workspaces')

@@ -43,6 +43,22 @@ describe(`Billing checkout fulfilment on ${testDialect}`, () => {
     assert.match(billing.body, /\$3,099\.00/);
   });
 
+  it('a purchase on Free is said to start now even when the clock moves on between its reads', async (t) => {
+    const scene = await billingScene(t, { termEnded: true });
+    const { fixture, owner, workspaceId } = scene;
+    const readClock = fixture.clock.now.bind(fixture.clock);
+    fixture.clock.now = () => {
+      fixture.clock.advance(1);
+      return readClock();
+    };
+    fixture.sandbox.events.pause();
+    const { payUrl } = await startBuying(scene);
+    const back = new URL((await payOnHostedPage(payUrl)).headers.get('location') ?? '');
+    const returned = await owner.get(back.pathname + back.search);
+    assert.match(returned.body, /Paid: the workspace is on Pro until/);
+    assert.equal((await getWorkspace(fixture.runtime.database.db, workspaceId))?.plan, 'pro');
+  });
+
   it('the return page first, then the event delivered twice and an expiry out of order: one order, one term, one audit event', async (t) => {
     const scene = await billingScene(t, { termEnded: true });
     const { fixture, owner, workspaceId } = scene;
