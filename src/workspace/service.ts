@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import { purchaseActor, recordAuditEvent, SYSTEM_ACTOR } from '../audit/index.ts';
 import { PLANS, type PlanId, type TermLength, termEnd } from '../catalog/index.ts';
 import { seedControls } from '../compliance/index.ts';
@@ -48,8 +47,8 @@ export interface Workspace {
   createdAt: Date;
   /** The term in force; null on Free. */
   currentTerm: Term | null;
-  /** A term already paid that starts when the current one ends (bought on the Billing page). */
-  nextTerm: Term | null;
+  /** Terms already paid that follow the current one, each starting when the one before ends (bought on the Billing page). */
+  nextTerms: Term[];
 }
 
 export interface Provisioned {
@@ -131,7 +130,7 @@ export async function provisionWorkspace(
       plan: input.plan,
       createdAt: now,
       currentTerm,
-      nextTerm: null,
+      nextTerms: [],
     },
     created: true,
   };
@@ -162,7 +161,7 @@ export const termColumns = ['plan', 'term', 'starts_at', 'ends_at', 'channel', '
 
 /**
  * The workspace with its open terms in one query: they follow one another, so the earliest is in
- * force and the second (a next term bought on Billing) starts at its end.
+ * force and each later one (a next term bought on Billing) starts at the end of the one before.
  */
 const workspaceWithTerm = preparedQuery((db) =>
   db
@@ -184,12 +183,11 @@ const workspaceWithTerm = preparedQuery((db) =>
     ])
     .where('workspaces.id', '=', '')
     .orderBy('term.starts_at')
-    .orderBy('term.ends_at')
-    .limit(sql.lit(2)),
+    .orderBy('term.ends_at'),
 );
 
 export async function getWorkspace(db: Db, workspaceId: string): Promise<Workspace | undefined> {
-  const [row, following] = await workspaceWithTerm(db, workspaceId);
+  const [row, ...following] = await workspaceWithTerm(db, workspaceId);
   if (!row) return undefined;
   return {
     id: row.id,
@@ -197,7 +195,7 @@ export async function getWorkspace(db: Db, workspaceId: string): Promise<Workspa
     plan: row.plan,
     createdAt: new Date(row.created_at),
     currentTerm: termOf(row),
-    nextTerm: following ? termOf(following) : null,
+    nextTerms: following.map(termOf).filter((term) => term !== null),
   };
 }
 

@@ -223,9 +223,9 @@ describe(`Billing checkout fulfilment on ${testDialect}`, () => {
     );
     const after = await getWorkspace(db, workspaceId);
     assert.equal(after?.plan, 'starter');
-    assert.equal(after?.nextTerm?.plan, 'pro');
-    assert.equal(after?.nextTerm?.startsAt.toISOString(), currentEnd.toISOString());
-    assert.equal(after?.nextTerm?.endsAt.toISOString(), '2027-04-01T12:00:00.000Z');
+    assert.equal(after?.nextTerms[0]?.plan, 'pro');
+    assert.equal(after?.nextTerms[0]?.startsAt.toISOString(), currentEnd.toISOString());
+    assert.equal(after?.nextTerms[0]?.endsAt.toISOString(), '2027-04-01T12:00:00.000Z');
     assert.match((await owner.get(`/w/${workspaceId}/billing`)).body, /<dt>Next term<\/dt><dd>Pro, paid:/);
     assert.match((await owner.get(`/w/${workspaceId}`)).body, /<dt>Next term<\/dt><dd>Pro, paid:/);
 
@@ -241,12 +241,50 @@ describe(`Billing checkout fulfilment on ${testDialect}`, () => {
     const switched = await getWorkspace(db, workspaceId);
     assert.equal(switched?.plan, 'pro');
     assert.equal(switched?.currentTerm?.endsAt.toISOString(), '2027-04-01T12:00:00.000Z');
-    assert.equal(switched?.nextTerm, null);
+    assert.deepEqual(switched?.nextTerms, []);
     await fixture.deliverMail();
     assert.equal(
       fixture.smtp.received.filter((mail) => /is now on the Free plan/.test(mail.subject ?? '')).length,
       0,
     );
+  });
+
+  it('with two next terms paid, Billing shows each term with its own dates and a third starts when the last ends', async (t) => {
+    const scene = await billingScene(t, { itemId: 'svc-starter-monthly' });
+    const { fixture, owner, workspaceId } = scene;
+    for (const itemId of ['svc-pro-annual', 'svc-starter-monthly']) {
+      const { payUrl } = await startBuying(scene, itemId);
+      await payOnHostedPage(payUrl);
+      await fixture.sandbox.events.flush();
+    }
+    const returned = await owner.get(
+      `/w/${workspaceId}/billing/return?checkout=${
+        (
+          await fixture.runtime.database.db
+            .selectFrom('billing_checkouts')
+            .select('provider_checkout_id')
+            .where('item_id', '=', 'svc-starter-monthly')
+            .executeTakeFirstOrThrow()
+        ).provider_checkout_id
+      }`,
+    );
+    assert.match(
+      returned.body,
+      /Paid: Starter is the next term, from <time datetime="2027-04-01T12:00:00.000Z">.*to <time datetime="2027-05-01T12:00:00.000Z">/,
+    );
+    const billing = (await owner.get(`/w/${workspaceId}/billing`)).body;
+    const nextTerms = [
+      ...billing.matchAll(
+        /<dt>Next term<\/dt><dd>(\w+), paid: <time datetime="([^"]+)">.*?<time datetime="([^"]+)">/g,
+      ),
+    ].map((match) => match.slice(1));
+    assert.deepEqual(nextTerms, [
+      ['Pro', '2026-04-01T12:00:00.000Z', '2027-04-01T12:00:00.000Z'],
+      ['Starter', '2027-04-01T12:00:00.000Z', '2027-05-01T12:00:00.000Z'],
+    ]);
+    assert.match(billing, /starts when the paid term ends, on <time datetime="2027-05-01T12:00:00.000Z">/);
+    const overview = (await owner.get(`/w/${workspaceId}`)).body;
+    assert.equal([...overview.matchAll(/<dt>Next term<\/dt>/g)].length, 2);
   });
 });
 

@@ -102,7 +102,7 @@ async function billingPage(
       title: `${workspace.name}: Billing`,
       workspace,
       planName: PLANS[workspace.plan].name,
-      nextPlanName: workspace.nextTerm ? PLANS[workspace.nextTerm.plan].name : undefined,
+      nextTerms: workspace.nextTerms.map((term) => ({ ...term, planName: PLANS[term.plan].name })),
       limits: [
         ['Members and pending invitations', String(entitlements.members)],
         ['Active API keys', String(entitlements.apiKeys)],
@@ -134,6 +134,6 @@ async function billingPage(
 
 /** When a plan bought now starts: at once on Free, or when the last paid term ends. */
 function startOfNextPurchase(workspace: Workspace): Date | undefined {
-  const last = workspace.nextTerm ?? workspace.currentTerm;
+  const last = workspace.nextTerms.at(-1) ?? workspace.currentTerm;
   return workspace.plan === 'free' || !last ? undefined : last.endsAt;
 }
