@@ -246,9 +246,20 @@ async function lockWorkspace(trx: Tx, workspaceId: string): Promise<void> {
 }
 
 /**
- * Adds a paid term to an existing workspace, in the caller's transaction. On Free it starts now
- * and the plan switches at once (webhook subscriptions paused for Free's limit resume); otherwise
- * it starts when the last paid term ends, and the term-end sweep switches to it then.
+ * When a paid term bought at `at` starts: then on Free, and then too when the last paid term has
+ * already ended (the term-end sweep has not closed it yet: a term never starts in the past);
+ * otherwise when the last paid term ends.
+ */
+export function paidTermStart(plan: PlanId, lastPaidTermEndsAt: Date | undefined, at: Date): Date {
+  if (plan === 'free' || !lastPaidTermEndsAt || lastPaidTermEndsAt <= at) return at;
+  return lastPaidTermEndsAt;
+}
+
+/**
+ * Adds a paid term to an existing workspace, in the caller's transaction. When it starts now
+ * (paidTermStart) the plan switches at once (webhook subscriptions paused for Free's limit
+ * resume); otherwise it starts when the last paid term ends, and the term-end sweep switches to
+ * it then.
  */
 export async function addPaidTerm(trx: Tx, input: PaidTermInput, ctx: WorkspaceContext): Promise<AddedTerm> {
   const { clock } = ctx;
@@ -266,8 +277,8 @@ export async function addPaidTerm(trx: Tx, input: PaidTermInput, ctx: WorkspaceC
     .where('ended_at', 'is', null)
     .orderBy('ends_at', 'desc')
     .executeTakeFirst();
-  const startsNow = workspace.plan === 'free' || !last;
-  const startsAt = startsNow || !last ? now : new Date(last.ends_at);
+  const startsAt = paidTermStart(workspace.plan, last && new Date(last.ends_at), now);
+  const startsNow = startsAt.getTime() === now.getTime();
   const endsAt = termEnd(startsAt, input.term);
   await trx
     .insertInto('workspace_terms')

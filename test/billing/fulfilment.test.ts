@@ -5,7 +5,13 @@ import { DAY_MS } from '../../src/shared/clock.ts';
 import { endElapsedTerms, getWorkspace } from '../../src/workspace/index.ts';
 import { testDialect } from '../helpers/database.ts';
 import { WEBHOOK_SECRET } from '../helpers/purchase.ts';
-import { billingScene, fulfilmentCounts, payOnHostedPage, startBuying } from './helpers.ts';
+import {
+  billingScene,
+  fulfilmentCounts,
+  ownerSignsInAgain,
+  payOnHostedPage,
+  startBuying,
+} from './helpers.ts';
 
 const ONCE = { appOrders: 1, terms: 1, purchasedEvents: 1 };
 const NOTHING = { appOrders: 0, terms: 0, purchasedEvents: 0 };
@@ -285,6 +291,40 @@ describe(`Billing checkout fulfilment on ${testDialect}`, () => {
     assert.match(billing, /starts when the paid term ends, on <time datetime="2027-05-01T12:00:00.000Z">/);
     const overview = (await owner.get(`/w/${workspaceId}`)).body;
     assert.equal([...overview.matchAll(/<dt>Next term<\/dt>/g)].length, 2);
+  });
+
+  it('a term bought after the paid term ended but before the sweep ran starts now, and the workspace is on its plan at once', async (t) => {
+    const scene = await billingScene(t, { itemId: 'svc-starter-monthly' });
+    const { fixture, workspaceId } = scene;
+    const db = fixture.runtime.database.db;
+    fixture.clock.set('2026-04-05T12:00:00.000Z');
+    const owner = await ownerSignsInAgain(fixture);
+    scene.owner = owner;
+    assert.match((await owner.get(`/w/${workspaceId}/billing`)).body, /A plan bought now starts at once\./);
+
+    const { payUrl } = await startBuying(scene, 'svc-pro-annual');
+    const back = new URL((await payOnHostedPage(payUrl)).headers.get('location') ?? '');
+    await fixture.sandbox.events.flush();
+    const returned = await owner.get(back.pathname + back.search);
+    assert.match(
+      returned.body,
+      /Paid: the workspace is on Pro until <time datetime="2027-04-05T12:00:00.000Z">/,
+    );
+    assert.equal((await getWorkspace(db, workspaceId))?.plan, 'pro');
+
+    const ended = await endElapsedTerms(db, {
+      clock: fixture.clock,
+      baseUrl: fixture.runtime.config.baseUrl,
+    });
+    assert.deepEqual(
+      ended.map((term) => [term.plan, term.planNow, term.ownersNotified]),
+      [['starter', 'pro', 0]],
+    );
+    const swept = await getWorkspace(db, workspaceId);
+    assert.equal(swept?.plan, 'pro');
+    assert.equal(swept?.currentTerm?.startsAt.toISOString(), '2026-04-05T12:00:00.000Z');
+    assert.equal(swept?.currentTerm?.endsAt.toISOString(), '2027-04-05T12:00:00.000Z');
+    assert.deepEqual(swept?.nextTerms, []);
   });
 });
 

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type ReturnOutcome, settleReturn, startCheckout } from '../../billing/index.ts';
 import { formatBytes, PLAN_ENTITLEMENTS, PLANS, SELLABLE_ITEMS } from '../../catalog/index.ts';
 import { listOrders } from '../../purchase/index.ts';
-import type { Workspace } from '../../workspace/index.ts';
+import { paidTermStart, type Workspace } from '../../workspace/index.ts';
 import { field } from '../forms.ts';
 import { membershipFor } from '../guard.ts';
 import { sendNotFound, sendPage } from '../render.ts';
@@ -124,7 +124,7 @@ async function billingPage(
         description: item.description,
         amount: item.price.amount,
       })),
-      nextPurchaseStartsAt: startOfNextPurchase(workspace),
+      nextPurchaseStartsAt: startOfNextPurchase(workspace, deps.clock.now()),
       errors: outcome.errors,
     },
     outcome.status ?? 200,
@@ -132,8 +132,9 @@ async function billingPage(
   );
 }
 
-/** When a plan bought now starts: at once on Free, or when the last paid term ends. */
-function startOfNextPurchase(workspace: Workspace): Date | undefined {
+/** When a plan bought now starts, if not at once: when the last paid term ends. */
+function startOfNextPurchase(workspace: Workspace, now: Date): Date | undefined {
   const last = workspace.nextTerms.at(-1) ?? workspace.currentTerm;
-  return workspace.plan === 'free' || !last ? undefined : last.endsAt;
+  const startsAt = paidTermStart(workspace.plan, last?.endsAt, now);
+  return startsAt > now ? startsAt : undefined;
 }
