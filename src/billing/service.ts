@@ -119,11 +119,7 @@ export async function startCheckout(
       updated_at: now.getTime(),
     })
     .execute();
-  for (const { provider_checkout_id } of earlier) {
-    // Not open any more means paid or expired: its event (or return page) settles it.
-    const ended = await deps.psp.expireCheckoutSession(provider_checkout_id);
-    if (ended?.status === 'expired') await markCheckoutExpired(deps, ended);
-  }
+  for (const { provider_checkout_id } of earlier) await expireEarlierCheckout(deps, provider_checkout_id);
   deps.logger.info(
     {
       event: 'billing.checkout_started',
@@ -134,6 +130,26 @@ export async function startCheckout(
     'checkout started',
   );
   return ok({ url: session.url, providerCheckoutId: session.id });
+}
+
+/**
+ * Ends an earlier open checkout at the provider. Not open any more means paid or expired: its
+ * event (or return page) settles it. When the provider fails, the new checkout goes ahead: the
+ * earlier one stays open in our record, so the next choice tries again, and if it is paid
+ * meanwhile, it is fulfilled like any other (the money is taken, the term is owed).
+ */
+async function expireEarlierCheckout(deps: BillingDeps, providerCheckoutId: string): Promise<void> {
+  let ended: CheckoutSessionSummary | undefined;
+  try {
+    ended = await deps.psp.expireCheckoutSession(providerCheckoutId);
+  } catch (error) {
+    deps.logger.warn(
+      { event: 'billing.checkout_expire_failed', err: error, checkoutId: providerCheckoutId },
+      'the provider did not end an earlier checkout; it stays open',
+    );
+    return;
+  }
+  if (ended?.status === 'expired') await markCheckoutExpired(deps, ended);
 }
 
 export type FulfilError =

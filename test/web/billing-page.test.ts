@@ -116,4 +116,19 @@ describe(`the Billing page on ${testDialect}`, () => {
     const paid = await owner.get(`/w/${workspaceId}/billing/return?checkout=${checkoutId}`);
     assert.match(paid.body, /Paid: the workspace is on Pro until/);
   });
+
+  it('choosing again when the provider fails to end the earlier checkout still leads to the provider, and the next choice ends it', async (t) => {
+    const scene = await billingScene(t, { termEnded: true });
+    const { fixture } = scene;
+    const first = await startBuying(scene, 'svc-pro-annual');
+    // The first try and both SDK retries.
+    fixture.sandbox.faults.failNext(3, 500, `/v1/checkout/sessions/${first.checkoutId}/expire`);
+    const second = await startBuying(scene, 'svc-starter-monthly');
+    assert.equal(fixture.sandbox.faults.settings().fail_next, 0);
+    assert.equal(fixture.sandbox.state.checkoutSessionRecord(first.checkoutId)?.session.status, 'open');
+
+    await startBuying(scene, 'svc-starter-annual');
+    assert.equal(fixture.sandbox.state.checkoutSessionRecord(first.checkoutId)?.session.status, 'expired');
+    assert.equal(fixture.sandbox.state.checkoutSessionRecord(second.checkoutId)?.session.status, 'expired');
+  });
 });
