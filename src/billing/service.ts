@@ -327,9 +327,10 @@ export type ReturnOutcome =
   | { kind: 'mismatch' };
 
 /**
- * Where the provider sends the person back: asks the provider about the checkout and, when it is
- * paid, fulfils it (unless the event did first). Undefined when the checkout is not this
- * workspace's or the provider does not know it.
+ * Where the provider sends the person back: a checkout our record shows fulfilled answers its
+ * order; otherwise asks the provider about the checkout and, when it is paid, fulfils it (unless
+ * the event did first). Undefined when the checkout is not this workspace's or the provider does
+ * not know it.
  */
 export async function settleReturn(
   deps: BillingDeps,
@@ -338,6 +339,8 @@ export async function settleReturn(
 ): Promise<ReturnOutcome | undefined> {
   const checkout = await findWorkspaceCheckout(deps.db, workspaceId, providerCheckoutId);
   if (!checkout) return undefined;
+  if (checkout.status === 'fulfilled' && checkout.orderId)
+    return { kind: 'paid', order: (await fulfilledOrder(deps.db, checkout.orderId)).order };
   const session = await deps.psp.retrieveCheckoutSession(providerCheckoutId);
   if (!session) return undefined;
   const fulfilled = await fulfilCheckout(deps, session);

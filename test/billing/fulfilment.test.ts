@@ -103,6 +103,21 @@ describe(`Billing checkout fulfilment on ${testDialect}`, () => {
     assert.equal((await getWorkspace(fixture.runtime.database.db, workspaceId))?.plan, 'pro');
   });
 
+  it('the return page of a checkout already fulfilled answers from our record without asking the provider', async (t) => {
+    const scene = await billingScene(t, { termEnded: true });
+    const { fixture, owner } = scene;
+    const { payUrl } = await startBuying(scene);
+    const back = new URL((await payOnHostedPage(payUrl)).headers.get('location') ?? '');
+    await fixture.sandbox.events.flush();
+    assert.deepEqual(await fulfilmentCounts(scene), ONCE);
+
+    fixture.sandbox.faults.failNext(3, 503);
+    const returned = await owner.get(back.pathname + back.search);
+    assert.equal(returned.status, 200);
+    assert.match(returned.body, /Paid: the workspace is on Pro until/);
+    assert.equal(fixture.sandbox.faults.settings().fail_next, 3, 'the provider was not asked');
+  });
+
   it('the event and the return page at the same moment fulfil once', async (t) => {
     const scene = await billingScene(t, { termEnded: true });
     const { fixture, owner } = scene;
