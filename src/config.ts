@@ -160,9 +160,20 @@ function readPsp(env: Env): PspConfig {
   return { kind: 'remote', secretKey, apiBase };
 }
 
-function readWebhookSecret(env: Env): string {
+/**
+ * Only the embedded sandbox may fall back on its public secret: with a key of a real provider
+ * account, that secret would let anyone forge the events that fulfil purchases.
+ */
+function readWebhookSecret(env: Env, psp: PspConfig): string {
   const secret = env.PSP_WEBHOOK_SECRET;
-  if (secret === undefined || secret === '') return 'whsec_sandbox';
+  if ((secret === undefined || secret === '') && psp.kind === 'sandbox') return 'whsec_sandbox';
+  if (secret === undefined || secret === '') {
+    throw new ConfigError(
+      'PSP_WEBHOOK_SECRET',
+      "set with PSP_SECRET_KEY to the signing secret (whsec_...) of the provider's webhook endpoint for /psp/events",
+      undefined,
+    );
+  }
   if (!/^whsec_\S+$/.test(secret)) {
     throw new ConfigError(
       'PSP_WEBHOOK_SECRET',
@@ -275,7 +286,7 @@ export function loadConfig(env: Env = process.env): Config {
       ...psp,
       apiVersion: env.PSP_API_VERSION || '2026-07-29.preview',
       networkProfileId,
-      webhookSecret: readWebhookSecret(env),
+      webhookSecret: readWebhookSecret(env, psp),
     },
     smtpUrl,
     mailFrom: env.MAIL_FROM || 'Svc Workspaces <no-reply@localhost>',

@@ -85,6 +85,14 @@ describe('configuration', () => {
       'PSP_WEBHOOK_SECRET must be a webhook signing secret starting with whsec_',
     ],
     [
+      { PSP_SECRET_KEY: 'sk_test_real_account' },
+      "PSP_WEBHOOK_SECRET must be set with PSP_SECRET_KEY to the signing secret (whsec_...) of the provider's webhook endpoint",
+    ],
+    [
+      { NODE_ENV: 'test', PSP_SECRET_KEY: 'rk_live_x', PSP_API_BASE: 'https://psp.example.com' },
+      'PSP_WEBHOOK_SECRET must be set with PSP_SECRET_KEY',
+    ],
+    [
       { ...PRODUCTION, WEBHOOK_ALLOW_LOOPBACK: 'true' },
       'WEBHOOK_ALLOW_LOOPBACK must be unset or false in production',
     ],

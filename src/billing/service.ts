@@ -9,7 +9,11 @@ import {
 } from '../catalog/index.ts';
 import type { Db } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
-import type { CheckoutProvider, CheckoutSessionSummary } from '../psp/index.ts';
+import {
+  type CheckoutProvider,
+  type CheckoutSessionSummary,
+  ProviderUnavailableError,
+} from '../psp/index.ts';
 import { getOrder, type Order, recordPaidAppOrder } from '../purchase/index.ts';
 import type { Clock } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
@@ -47,7 +51,12 @@ export interface BillingCheckout {
   orderId: string | null;
 }
 
-export type StartCheckoutError = CatalogError | { code: 'provider_unavailable' };
+export type StartCheckoutError =
+  | CatalogError
+  /** The provider could not be reached or failed on its side: trying again later may work. */
+  | { code: 'provider_unavailable' }
+  /** The provider refused the request (our credentials or parameters): trying again will not help. */
+  | { code: 'provider_refused' };
 
 export interface StartCheckoutInput {
   workspaceId: string;
@@ -86,11 +95,12 @@ export async function startCheckout(
       idempotencyKey: `svc_${id}`,
     });
   } catch (error) {
+    const code = error instanceof ProviderUnavailableError ? 'provider_unavailable' : 'provider_refused';
     deps.logger.error(
-      { event: 'billing.checkout_failed', err: error, workspaceId: input.workspaceId, itemId: item.id },
+      { event: 'billing.checkout_failed', err: error, code, workspaceId: input.workspaceId, itemId: item.id },
       'the provider did not create the checkout',
     );
-    return err({ code: 'provider_unavailable' });
+    return err({ code });
   }
   if (!session.url) throw new Error(`the provider's new checkout ${session.id} has no page`);
   const earlier = await deps.db
@@ -119,11 +129,7 @@ export async function startCheckout(
       updated_at: now.getTime(),
     })
     .execute();
-  for (const { provider_checkout_id } of earlier) {
-    // Not open any more means paid or expired: its event (or return page) settles it.
-    const ended = await deps.psp.expireCheckoutSession(provider_checkout_id);
-    if (ended?.status === 'expired') await markCheckoutExpired(deps, ended);
-  }
+  for (const { provider_checkout_id } of earlier) await expireEarlierCheckout(deps, provider_checkout_id);
   deps.logger.info(
     {
       event: 'billing.checkout_started',
@@ -134,6 +140,26 @@ export async function startCheckout(
     'checkout started',
   );
   return ok({ url: session.url, providerCheckoutId: session.id });
+}
+
+/**
+ * Ends an earlier open checkout at the provider. Not open any more means paid or expired: its
+ * event (or return page) settles it. When the provider fails, the new checkout goes ahead: the
+ * earlier one stays open in our record, so the next choice tries again, and if it is paid
+ * meanwhile, it is fulfilled like any other (the money is taken, the term is owed).
+ */
+async function expireEarlierCheckout(deps: BillingDeps, providerCheckoutId: string): Promise<void> {
+  let ended: CheckoutSessionSummary | undefined;
+  try {
+    ended = await deps.psp.expireCheckoutSession(providerCheckoutId);
+  } catch (error) {
+    deps.logger.warn(
+      { event: 'billing.checkout_expire_failed', err: error, checkoutId: providerCheckoutId },
+      'the provider did not end an earlier checkout; it stays open',
+    );
+    return;
+  }
+  if (ended?.status === 'expired') await markCheckoutExpired(deps, ended);
 }
 
 export type FulfilError =
@@ -191,7 +217,7 @@ export async function fulfilCheckout(
     if (claimed.numUpdatedRows === 0n) return undefined;
     const added = await addPaidTerm(
       trx,
-      { workspaceId: row.workspace_id, plan: row.plan, term: row.term, channel: 'app', orderId },
+      { workspaceId: row.workspace_id, plan: row.plan, term: row.term, channel: 'app', orderId, at: now },
       { clock: deps.clock, baseUrl: deps.baseUrl },
     );
     const order = await recordPaidAppOrder(trx, {
@@ -308,12 +334,16 @@ export async function findWorkspaceCheckout(
 export type ReturnOutcome =
   | { kind: 'paid'; order: Order }
   | { kind: 'not_paid'; status: CheckoutSessionSummary['status'] }
-  | { kind: 'mismatch' };
+  | { kind: 'mismatch' }
+  /** The provider could not be reached to confirm it: nothing changed, asking again later may. */
+  | { kind: 'provider_unavailable' }
+  /** Ours, but the provider has no session of this id (its data lost, or another account's). */
+  | { kind: 'unknown_at_provider' };
 
 /**
- * Where the provider sends the person back: asks the provider about the checkout and, when it is
- * paid, fulfils it (unless the event did first). Undefined when the checkout is not this
- * workspace's or the provider does not know it.
+ * Where the provider sends the person back: a checkout our record shows fulfilled answers its
+ * order; otherwise asks the provider about the checkout and, when it is paid, fulfils it (unless
+ * the event did first). Undefined when the checkout is not this workspace's.
  */
 export async function settleReturn(
   deps: BillingDeps,
@@ -322,8 +352,20 @@ export async function settleReturn(
 ): Promise<ReturnOutcome | undefined> {
   const checkout = await findWorkspaceCheckout(deps.db, workspaceId, providerCheckoutId);
   if (!checkout) return undefined;
-  const session = await deps.psp.retrieveCheckoutSession(providerCheckoutId);
-  if (!session) return undefined;
+  if (checkout.status === 'fulfilled' && checkout.orderId)
+    return { kind: 'paid', order: (await fulfilledOrder(deps.db, checkout.orderId)).order };
+  let session: CheckoutSessionSummary | undefined;
+  try {
+    session = await deps.psp.retrieveCheckoutSession(providerCheckoutId);
+  } catch (error) {
+    if (!(error instanceof ProviderUnavailableError)) throw error;
+    deps.logger.warn(
+      { event: 'billing.return_unconfirmed', err: error, checkoutId: providerCheckoutId, workspaceId },
+      'the provider could not be asked about a checkout on the return page',
+    );
+    return { kind: 'provider_unavailable' };
+  }
+  if (!session) return { kind: 'unknown_at_provider' };
   const fulfilled = await fulfilCheckout(deps, session);
   if (fulfilled.ok) return { kind: 'paid', order: fulfilled.value.order };
   if (fulfilled.error.code === 'mismatch') return { kind: 'mismatch' };

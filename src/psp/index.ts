@@ -8,5 +8,6 @@ export type {
   PaymentProvider,
   VerifiedEvent,
 } from './port.ts';
+export { ProviderUnavailableError } from './port.ts';
 export { type RunningPspSandbox, sandboxDataFile, startPspSandbox } from './sandbox/main.ts';
 export { createStripeAdapter, type StripeAdapterOptions } from './stripe-adapter.ts';

@@ -41,6 +41,18 @@ export interface PaymentIntentSummary {
 }
 
 /**
+ * The provider could not be reached or failed on its side (a timeout, 5xx, rate limit): nothing
+ * is known to have changed and trying again later may succeed. The checkout calls throw it; any
+ * other error they throw is the provider refusing the request (our credentials or parameters).
+ */
+export class ProviderUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('the payment provider is unavailable', { cause });
+    this.name = 'ProviderUnavailableError';
+  }
+}
+
+/**
  * A one-time payment at the provider's hosted page (its Checkout Sessions API). The app's Billing
  * page starts one per purchase; the provider redirects back and sends signed events.
  */

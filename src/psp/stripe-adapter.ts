@@ -8,6 +8,7 @@ import type {
   PaymentProvider,
   VerifiedEvent,
 } from './port.ts';
+import { ProviderUnavailableError } from './port.ts';
 
 export interface StripeAdapterOptions {
   secretKey: string;
@@ -93,52 +94,58 @@ export function createStripeAdapter(options: StripeAdapterOptions): PaymentProvi
     },
 
     async createCheckoutSession(request: CheckoutSessionRequest): Promise<CheckoutSessionSummary> {
-      const session = await stripe.checkout.sessions.create(
-        {
-          mode: 'payment',
-          line_items: [
-            {
-              quantity: 1,
-              price_data: {
-                currency: request.currency,
-                unit_amount: request.amount,
-                product_data: { name: request.name, description: request.description },
+      const session = await unavailableWhenTemporary(() =>
+        stripe.checkout.sessions.create(
+          {
+            mode: 'payment',
+            line_items: [
+              {
+                quantity: 1,
+                price_data: {
+                  currency: request.currency,
+                  unit_amount: request.amount,
+                  product_data: { name: request.name, description: request.description },
+                },
               },
-            },
-          ],
-          success_url: request.successUrl,
-          cancel_url: request.cancelUrl,
-          client_reference_id: request.clientReferenceId,
-          customer_email: request.customerEmail,
-          metadata: request.metadata,
-          payment_intent_data: { metadata: request.metadata },
-        },
-        { idempotencyKey: request.idempotencyKey },
+            ],
+            success_url: request.successUrl,
+            cancel_url: request.cancelUrl,
+            client_reference_id: request.clientReferenceId,
+            customer_email: request.customerEmail,
+            metadata: request.metadata,
+            payment_intent_data: { metadata: request.metadata },
+          },
+          { idempotencyKey: request.idempotencyKey },
+        ),
       );
       return sessionSummary(session);
     },
 
     async retrieveCheckoutSession(id: string): Promise<CheckoutSessionSummary | undefined> {
-      try {
-        return sessionSummary(await stripe.checkout.sessions.retrieve(id));
-      } catch (error) {
-        if (error instanceof Stripe.errors.StripeInvalidRequestError && error.statusCode === 404)
-          return undefined;
-        throw error;
-      }
+      return unavailableWhenTemporary(async () => {
+        try {
+          return sessionSummary(await stripe.checkout.sessions.retrieve(id));
+        } catch (error) {
+          if (error instanceof Stripe.errors.StripeInvalidRequestError && error.statusCode === 404)
+            return undefined;
+          throw error;
+        }
+      });
     },
 
     async expireCheckoutSession(id: string): Promise<CheckoutSessionSummary | undefined> {
-      try {
-        return sessionSummary(await stripe.checkout.sessions.expire(id));
-      } catch (error) {
-        // The provider refuses to expire a session that is not open (paid, or expired already).
-        if (!(error instanceof Stripe.errors.StripeInvalidRequestError) || error.statusCode !== 400)
-          throw error;
-        const session = await stripe.checkout.sessions.retrieve(id);
-        if (session.status === 'open') throw error;
-        return undefined;
-      }
+      return unavailableWhenTemporary(async () => {
+        try {
+          return sessionSummary(await stripe.checkout.sessions.expire(id));
+        } catch (error) {
+          // The provider refuses to expire a session that is not open (paid, or expired already).
+          if (!(error instanceof Stripe.errors.StripeInvalidRequestError) || error.statusCode !== 400)
+            throw error;
+          const session = await stripe.checkout.sessions.retrieve(id);
+          if (session.status === 'open') throw error;
+          return undefined;
+        }
+      });
     },
 
     verifyEvent(
@@ -175,6 +182,25 @@ export function createStripeAdapter(options: StripeAdapterOptions): PaymentProvi
       };
     },
   };
+}
+
+/**
+ * Runs a checkout call, turning what is worth trying again later (no connection, a timeout, rate
+ * limited, 409 while the same request is in flight, 5xx: after the SDK's own retries) into
+ * ProviderUnavailableError; a refusal is thrown as it is.
+ */
+async function unavailableWhenTemporary<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    const temporary =
+      error instanceof Stripe.errors.StripeConnectionError ||
+      error instanceof Stripe.errors.StripeAPIError ||
+      error instanceof Stripe.errors.StripeRateLimitError ||
+      (error instanceof Stripe.errors.StripeError &&
+        (error.statusCode === 409 || (error.statusCode ?? 0) >= 500));
+    throw temporary ? new ProviderUnavailableError(error) : error;
+  }
 }
 
 /** The provider's default: an event signed more than five minutes before it arrives is refused. */

@@ -59,6 +59,7 @@ export {
   type PaidTermInput,
   type Provisioned,
   type ProvisionInput,
+  paidTermStart,
   provisionWorkspace,
   type Term,
   type Workspace,

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import { purchaseActor, recordAuditEvent, SYSTEM_ACTOR } from '../audit/index.ts';
 import { PLANS, type PlanId, type TermLength, termEnd } from '../catalog/index.ts';
 import { seedControls } from '../compliance/index.ts';
@@ -48,8 +47,8 @@ export interface Workspace {
   createdAt: Date;
   /** The term in force; null on Free. */
   currentTerm: Term | null;
-  /** A term already paid that starts when the current one ends (bought on the Billing page). */
-  nextTerm: Term | null;
+  /** Terms already paid that follow the current one, each starting when the one before ends (bought on the Billing page). */
+  nextTerms: Term[];
 }
 
 export interface Provisioned {
@@ -131,7 +130,7 @@ export async function provisionWorkspace(
       plan: input.plan,
       createdAt: now,
       currentTerm,
-      nextTerm: null,
+      nextTerms: [],
     },
     created: true,
   };
@@ -162,7 +161,7 @@ export const termColumns = ['plan', 'term', 'starts_at', 'ends_at', 'channel', '
 
 /**
  * The workspace with its open terms in one query: they follow one another, so the earliest is in
- * force and the second (a next term bought on Billing) starts at its end.
+ * force and each later one (a next term bought on Billing) starts at the end of the one before.
  */
 const workspaceWithTerm = preparedQuery((db) =>
   db
@@ -184,12 +183,11 @@ const workspaceWithTerm = preparedQuery((db) =>
     ])
     .where('workspaces.id', '=', '')
     .orderBy('term.starts_at')
-    .orderBy('term.ends_at')
-    .limit(sql.lit(2)),
+    .orderBy('term.ends_at'),
 );
 
 export async function getWorkspace(db: Db, workspaceId: string): Promise<Workspace | undefined> {
-  const [row, following] = await workspaceWithTerm(db, workspaceId);
+  const [row, ...following] = await workspaceWithTerm(db, workspaceId);
   if (!row) return undefined;
   return {
     id: row.id,
@@ -197,7 +195,7 @@ export async function getWorkspace(db: Db, workspaceId: string): Promise<Workspa
     plan: row.plan,
     createdAt: new Date(row.created_at),
     currentTerm: termOf(row),
-    nextTerm: following ? termOf(following) : null,
+    nextTerms: following.map(termOf).filter((term) => term !== null),
   };
 }
 
@@ -223,6 +221,8 @@ export interface PaidTermInput {
   /** Who sold the term (`app` for the Billing page). */
   channel: string;
   orderId: string;
+  /** The purchase's moment, read once by the caller: a term that starts now starts exactly then. */
+  at: Date;
 }
 
 export interface AddedTerm {
@@ -246,13 +246,24 @@ async function lockWorkspace(trx: Tx, workspaceId: string): Promise<void> {
 }
 
 /**
- * Adds a paid term to an existing workspace, in the caller's transaction. On Free it starts now
- * and the plan switches at once (webhook subscriptions paused for Free's limit resume); otherwise
- * it starts when the last paid term ends, and the term-end sweep switches to it then.
+ * When a paid term bought at `at` starts: then on Free, and then too when the last paid term has
+ * already ended (the term-end sweep has not closed it yet: a term never starts in the past);
+ * otherwise when the last paid term ends.
+ */
+export function paidTermStart(plan: PlanId, lastPaidTermEndsAt: Date | undefined, at: Date): Date {
+  if (plan === 'free' || !lastPaidTermEndsAt || lastPaidTermEndsAt <= at) return at;
+  return lastPaidTermEndsAt;
+}
+
+/**
+ * Adds a paid term to an existing workspace, in the caller's transaction. When it starts now
+ * (paidTermStart) the plan switches at once (webhook subscriptions paused for Free's limit
+ * resume); otherwise it starts when the last paid term ends, and the term-end sweep switches to
+ * it then.
  */
 export async function addPaidTerm(trx: Tx, input: PaidTermInput, ctx: WorkspaceContext): Promise<AddedTerm> {
   const { clock } = ctx;
-  const now = clock.now();
+  const now = input.at;
   await lockWorkspace(trx, input.workspaceId);
   const workspace = await trx
     .selectFrom('workspaces')
@@ -266,8 +277,8 @@ export async function addPaidTerm(trx: Tx, input: PaidTermInput, ctx: WorkspaceC
     .where('ended_at', 'is', null)
     .orderBy('ends_at', 'desc')
     .executeTakeFirst();
-  const startsNow = workspace.plan === 'free' || !last;
-  const startsAt = startsNow || !last ? now : new Date(last.ends_at);
+  const startsAt = paidTermStart(workspace.plan, last && new Date(last.ends_at), now);
+  const startsNow = startsAt.getTime() === now.getTime();
   const endsAt = termEnd(startsAt, input.term);
   await trx
     .insertInto('workspace_terms')

@@ -5,7 +5,13 @@ import { DAY_MS } from '../../src/shared/clock.ts';
 import { endElapsedTerms, getWorkspace } from '../../src/workspace/index.ts';
 import { testDialect } from '../helpers/database.ts';
 import { WEBHOOK_SECRET } from '../helpers/purchase.ts';
-import { billingScene, fulfilmentCounts, payOnHostedPage, startBuying } from './helpers.ts';
+import {
+  billingScene,
+  fulfilmentCounts,
+  ownerSignsInAgain,
+  payOnHostedPage,
+  startBuying,
+} from './helpers.ts';
 
 const ONCE = { appOrders: 1, terms: 1, purchasedEvents: 1 };
 const NOTHING = { appOrders: 0, terms: 0, purchasedEvents: 0 };
@@ -41,6 +47,22 @@ describe(`Billing checkout fulfilment on ${testDialect}`, () => {
     assert.match(billing.body, /data-label="Channel">App</);
     assert.match(billing.body, /data-label="Channel">ACP</);
     assert.match(billing.body, /\$3,099\.00/);
+  });
+
+  it('a purchase on Free is said to start now even when the clock moves on between its reads', async (t) => {
+    const scene = await billingScene(t, { termEnded: true });
+    const { fixture, owner, workspaceId } = scene;
+    const readClock = fixture.clock.now.bind(fixture.clock);
+    fixture.clock.now = () => {
+      fixture.clock.advance(1);
+      return readClock();
+    };
+    fixture.sandbox.events.pause();
+    const { payUrl } = await startBuying(scene);
+    const back = new URL((await payOnHostedPage(payUrl)).headers.get('location') ?? '');
+    const returned = await owner.get(back.pathname + back.search);
+    assert.match(returned.body, /Paid: the workspace is on Pro until/);
+    assert.equal((await getWorkspace(fixture.runtime.database.db, workspaceId))?.plan, 'pro');
   });
 
   it('the return page first, then the event delivered twice and an expiry out of order: one order, one term, one audit event', async (t) => {
@@ -79,6 +101,21 @@ describe(`Billing checkout fulfilment on ${testDialect}`, () => {
       .executeTakeFirstOrThrow();
     assert.equal(row.status, 'fulfilled', 'an expiry after the payment never un-fulfils');
     assert.equal((await getWorkspace(fixture.runtime.database.db, workspaceId))?.plan, 'pro');
+  });
+
+  it('the return page of a checkout already fulfilled answers from our record without asking the provider', async (t) => {
+    const scene = await billingScene(t, { termEnded: true });
+    const { fixture, owner } = scene;
+    const { payUrl } = await startBuying(scene);
+    const back = new URL((await payOnHostedPage(payUrl)).headers.get('location') ?? '');
+    await fixture.sandbox.events.flush();
+    assert.deepEqual(await fulfilmentCounts(scene), ONCE);
+
+    fixture.sandbox.faults.failNext(3, 503);
+    const returned = await owner.get(back.pathname + back.search);
+    assert.equal(returned.status, 200);
+    assert.match(returned.body, /Paid: the workspace is on Pro until/);
+    assert.equal(fixture.sandbox.faults.settings().fail_next, 3, 'the provider was not asked');
   });
 
   it('the event and the return page at the same moment fulfil once', async (t) => {
@@ -207,9 +244,9 @@ describe(`Billing checkout fulfilment on ${testDialect}`, () => {
     );
     const after = await getWorkspace(db, workspaceId);
     assert.equal(after?.plan, 'starter');
-    assert.equal(after?.nextTerm?.plan, 'pro');
-    assert.equal(after?.nextTerm?.startsAt.toISOString(), currentEnd.toISOString());
-    assert.equal(after?.nextTerm?.endsAt.toISOString(), '2027-04-01T12:00:00.000Z');
+    assert.equal(after?.nextTerms[0]?.plan, 'pro');
+    assert.equal(after?.nextTerms[0]?.startsAt.toISOString(), currentEnd.toISOString());
+    assert.equal(after?.nextTerms[0]?.endsAt.toISOString(), '2027-04-01T12:00:00.000Z');
     assert.match((await owner.get(`/w/${workspaceId}/billing`)).body, /<dt>Next term<\/dt><dd>Pro, paid:/);
     assert.match((await owner.get(`/w/${workspaceId}`)).body, /<dt>Next term<\/dt><dd>Pro, paid:/);
 
@@ -225,12 +262,84 @@ describe(`Billing checkout fulfilment on ${testDialect}`, () => {
     const switched = await getWorkspace(db, workspaceId);
     assert.equal(switched?.plan, 'pro');
     assert.equal(switched?.currentTerm?.endsAt.toISOString(), '2027-04-01T12:00:00.000Z');
-    assert.equal(switched?.nextTerm, null);
+    assert.deepEqual(switched?.nextTerms, []);
     await fixture.deliverMail();
     assert.equal(
       fixture.smtp.received.filter((mail) => /is now on the Free plan/.test(mail.subject ?? '')).length,
       0,
     );
+  });
+
+  it('with two next terms paid, Billing shows each term with its own dates and a third starts when the last ends', async (t) => {
+    const scene = await billingScene(t, { itemId: 'svc-starter-monthly' });
+    const { fixture, owner, workspaceId } = scene;
+    for (const itemId of ['svc-pro-annual', 'svc-starter-monthly']) {
+      const { payUrl } = await startBuying(scene, itemId);
+      await payOnHostedPage(payUrl);
+      await fixture.sandbox.events.flush();
+    }
+    const returned = await owner.get(
+      `/w/${workspaceId}/billing/return?checkout=${
+        (
+          await fixture.runtime.database.db
+            .selectFrom('billing_checkouts')
+            .select('provider_checkout_id')
+            .where('item_id', '=', 'svc-starter-monthly')
+            .executeTakeFirstOrThrow()
+        ).provider_checkout_id
+      }`,
+    );
+    assert.match(
+      returned.body,
+      /Paid: Starter is the next term, from <time datetime="2027-04-01T12:00:00.000Z">.*to <time datetime="2027-05-01T12:00:00.000Z">/,
+    );
+    const billing = (await owner.get(`/w/${workspaceId}/billing`)).body;
+    const nextTerms = [
+      ...billing.matchAll(
+        /<dt>Next term<\/dt><dd>(\w+), paid: <time datetime="([^"]+)">.*?<time datetime="([^"]+)">/g,
+      ),
+    ].map((match) => match.slice(1));
+    assert.deepEqual(nextTerms, [
+      ['Pro', '2026-04-01T12:00:00.000Z', '2027-04-01T12:00:00.000Z'],
+      ['Starter', '2027-04-01T12:00:00.000Z', '2027-05-01T12:00:00.000Z'],
+    ]);
+    assert.match(billing, /starts when the paid term ends, on <time datetime="2027-05-01T12:00:00.000Z">/);
+    const overview = (await owner.get(`/w/${workspaceId}`)).body;
+    assert.equal([...overview.matchAll(/<dt>Next term<\/dt>/g)].length, 2);
+  });
+
+  it('a term bought after the paid term ended but before the sweep ran starts now, and the workspace is on its plan at once', async (t) => {
+    const scene = await billingScene(t, { itemId: 'svc-starter-monthly' });
+    const { fixture, workspaceId } = scene;
+    const db = fixture.runtime.database.db;
+    fixture.clock.set('2026-04-05T12:00:00.000Z');
+    const owner = await ownerSignsInAgain(fixture);
+    scene.owner = owner;
+    assert.match((await owner.get(`/w/${workspaceId}/billing`)).body, /A plan bought now starts at once\./);
+
+    const { payUrl } = await startBuying(scene, 'svc-pro-annual');
+    const back = new URL((await payOnHostedPage(payUrl)).headers.get('location') ?? '');
+    await fixture.sandbox.events.flush();
+    const returned = await owner.get(back.pathname + back.search);
+    assert.match(
+      returned.body,
+      /Paid: the workspace is on Pro until <time datetime="2027-04-05T12:00:00.000Z">/,
+    );
+    assert.equal((await getWorkspace(db, workspaceId))?.plan, 'pro');
+
+    const ended = await endElapsedTerms(db, {
+      clock: fixture.clock,
+      baseUrl: fixture.runtime.config.baseUrl,
+    });
+    assert.deepEqual(
+      ended.map((term) => [term.plan, term.planNow, term.ownersNotified]),
+      [['starter', 'pro', 0]],
+    );
+    const swept = await getWorkspace(db, workspaceId);
+    assert.equal(swept?.plan, 'pro');
+    assert.equal(swept?.currentTerm?.startsAt.toISOString(), '2026-04-05T12:00:00.000Z');
+    assert.equal(swept?.currentTerm?.endsAt.toISOString(), '2027-04-05T12:00:00.000Z');
+    assert.deepEqual(swept?.nextTerms, []);
   });
 });
 

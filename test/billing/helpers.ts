@@ -38,16 +38,21 @@ export async function billingScene(
       clock: fixture.clock,
       baseUrl: fixture.runtime.config.baseUrl,
     });
-    // The session has ended meanwhile: the owner signs in again.
-    owner = webClient(fixture.runtime.app, fixture.baseUrl);
-    await owner.get('/sign-in');
-    const signedIn = await owner.post('/sign-in', {
-      email: 'owner@example.com',
-      password: 'correct horse battery staple',
-    });
-    assert.equal(signedIn.status, 303, signedIn.body);
+    owner = await ownerSignsInAgain(fixture);
   }
   return { fixture, owner, workspaceId };
+}
+
+/** After the clock has moved on past the session's end, the owner signs in again. */
+export async function ownerSignsInAgain(fixture: WebFixture): Promise<WebClient> {
+  const owner = webClient(fixture.runtime.app, fixture.baseUrl);
+  await owner.get('/sign-in');
+  const signedIn = await owner.post('/sign-in', {
+    email: 'owner@example.com',
+    password: 'correct horse battery staple',
+  });
+  assert.equal(signedIn.status, 303, signedIn.body);
+  return owner;
 }
 
 /** The owner chooses an item on Billing; answers the provider's page and checkout id. */

@@ -511,6 +511,18 @@ describe('fault injection', () => {
     const invalid = await call('POST', FAULTS_PATH, { form: { fail_status: '200' } });
     assertWireError(invalid, 400, 'parameter_invalid_integer', 'fail_status');
   });
+
+  it('with fail_path, fails only the requests to that path', async () => {
+    const configured = await call<{ fail_next: number; fail_path: string }>('POST', FAULTS_PATH, {
+      form: { fail_next: '1', fail_path: '/v1/payment_intents/pi_elsewhere' },
+    });
+    assert.equal(configured.body.fail_path, '/v1/payment_intents/pi_elsewhere');
+    assert.equal((await call('GET', '/v1/payment_intents')).status, 200);
+    assert.equal((await call('GET', '/v1/payment_intents/pi_elsewhere')).status, 500);
+    assert.equal((await call('GET', '/v1/payment_intents/pi_elsewhere')).status, 404);
+    assert.equal(sandbox.faults.settings().fail_next, 0);
+    await call('DELETE', FAULTS_PATH);
+  });
 });
 
 describe('protocol edges', () => {

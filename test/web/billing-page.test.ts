@@ -116,4 +116,76 @@ describe(`the Billing page on ${testDialect}`, () => {
     const paid = await owner.get(`/w/${workspaceId}/billing/return?checkout=${checkoutId}`);
     assert.match(paid.body, /Paid: the workspace is on Pro until/);
   });
+
+  it('tells a provider that is down (try again) from one that refuses, and a checkout it does not know or expired, without internals', async (t) => {
+    const scene = await billingScene(t, { termEnded: true });
+    const { fixture, owner, workspaceId } = scene;
+    const billing = `/w/${workspaceId}/billing`;
+    const internals =
+      /Injected failure|api_error|sk_test_|Stripe[A-Za-z]*Error|ProviderUnavailable|node_modules/;
+    await owner.get(billing);
+
+    fixture.sandbox.faults.failNext(3, 503); // the first try and both SDK retries
+    const down = await owner.post(`${billing}/checkout`, { item: 'svc-pro-annual' });
+    assert.equal(down.status, 503);
+    assert.equal(errorCodeOf(down.body), 'provider_unavailable');
+    assert.match(down.body, /could not be reached; nothing was charged\. Try again in a moment\./);
+    assert.doesNotMatch(down.body, internals);
+
+    fixture.sandbox.faults.failNext(1, 401);
+    const refused = await owner.post(`${billing}/checkout`, { item: 'svc-pro-annual' });
+    assert.equal(refused.status, 502);
+    assert.equal(errorCodeOf(refused.body), 'provider_refused');
+    assert.match(refused.body, /refused to start this payment; nothing was charged\./);
+    assert.doesNotMatch(refused.body, internals);
+
+    const { checkoutId } = await startBuying(scene);
+    fixture.sandbox.faults.failNext(3, 503);
+    const unconfirmed = await owner.get(`${billing}/return?checkout=${checkoutId}`);
+    assert.equal(unconfirmed.status, 503);
+    assert.equal(errorCodeOf(unconfirmed.body), 'provider_unavailable');
+    assert.match(unconfirmed.body, /could not be reached to confirm this payment/);
+    assert.match(unconfirmed.body, /Reload this page in a moment\./);
+    assert.doesNotMatch(unconfirmed.body, internals);
+
+    // A checkout of ours the provider has no record of (its data lost, or another account's).
+    const db = fixture.runtime.database.db;
+    const row = await db
+      .selectFrom('billing_checkouts')
+      .selectAll()
+      .where('provider_checkout_id', '=', checkoutId)
+      .executeTakeFirstOrThrow();
+    await db
+      .insertInto('billing_checkouts')
+      .values({ ...row, id: `${row.id}x`, provider_checkout_id: 'cs_test_lost_at_the_provider' })
+      .execute();
+    const unknown = await owner.get(`${billing}/return?checkout=cs_test_lost_at_the_provider`);
+    assert.equal(unknown.status, 404);
+    assert.equal(errorCodeOf(unknown.body), 'checkout_not_found');
+    assert.match(unknown.body, /The payment provider has no record of this payment; nothing was charged\./);
+    assert.doesNotMatch(unknown.body, internals);
+
+    await startBuying(scene, 'svc-starter-monthly');
+    const expired = await owner.get(`${billing}/return?checkout=${checkoutId}`);
+    assert.equal(expired.status, 200);
+    assert.match(
+      expired.body,
+      /Not paid: this payment expired before it was completed; nothing was charged\./,
+    );
+  });
+
+  it('choosing again when the provider fails to end the earlier checkout still leads to the provider, and the next choice ends it', async (t) => {
+    const scene = await billingScene(t, { termEnded: true });
+    const { fixture } = scene;
+    const first = await startBuying(scene, 'svc-pro-annual');
+    // The first try and both SDK retries.
+    fixture.sandbox.faults.failNext(3, 500, `/v1/checkout/sessions/${first.checkoutId}/expire`);
+    const second = await startBuying(scene, 'svc-starter-monthly');
+    assert.equal(fixture.sandbox.faults.settings().fail_next, 0);
+    assert.equal(fixture.sandbox.state.checkoutSessionRecord(first.checkoutId)?.session.status, 'open');
+
+    await startBuying(scene, 'svc-starter-annual');
+    assert.equal(fixture.sandbox.state.checkoutSessionRecord(first.checkoutId)?.session.status, 'expired');
+    assert.equal(fixture.sandbox.state.checkoutSessionRecord(second.checkoutId)?.session.status, 'expired');
+  });
 });

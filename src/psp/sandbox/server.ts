@@ -122,7 +122,7 @@ function installRequestPipeline(
     if (isHostedPage(request)) return;
     authenticate(request.headers.authorization, secretKey);
     if (isSandboxControl(request)) return;
-    const failureStatus = faults.takeFailure();
+    const failureStatus = faults.takeFailure(pathOf(request));
     if (failureStatus !== undefined)
       throw apiError(failureStatus, 'Injected failure: the PSP sandbox was told to fail this request.');
   });

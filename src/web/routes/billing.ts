@@ -1,8 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type ReturnOutcome, settleReturn, startCheckout } from '../../billing/index.ts';
+import {
+  type ReturnOutcome,
+  type StartCheckoutError,
+  settleReturn,
+  startCheckout,
+} from '../../billing/index.ts';
 import { formatBytes, PLAN_ENTITLEMENTS, PLANS, SELLABLE_ITEMS } from '../../catalog/index.ts';
 import { listOrders } from '../../purchase/index.ts';
-import type { Workspace } from '../../workspace/index.ts';
+import { paidTermStart, type Workspace } from '../../workspace/index.ts';
 import { field } from '../forms.ts';
 import { membershipFor } from '../guard.ts';
 import { sendNotFound, sendPage } from '../render.ts';
@@ -40,14 +45,7 @@ export function billingRoutes(app: FastifyInstance, deps: RouteDeps): void {
       startedBy: { id: access.user.id, email: access.user.email },
     });
     if (started.ok) return reply.redirect(started.value.url, 303);
-    const message =
-      started.error.code === 'provider_unavailable'
-        ? 'The payment provider could not be reached; nothing was charged. Try again in a moment.'
-        : 'Choose one of the plans listed below.';
-    return billingPage(deps, request, reply, workspace, {
-      errors: [{ message }],
-      status: started.error.code === 'provider_unavailable' ? 503 : 400,
-    });
+    return billingPage(deps, request, reply, workspace, START_REFUSALS[started.error.code]);
   });
 
   app.get<WorkspaceParams & { Querystring: { checkout?: string } }>(
@@ -61,28 +59,69 @@ export function billingRoutes(app: FastifyInstance, deps: RouteDeps): void {
       const { workspace } = access.membership;
       const outcome = await settleReturn(deps.billing, workspace.id, checkoutId);
       if (!outcome) return sendNotFound(request, reply);
-      return sendPage(request, reply, 'billing-return', {
-        title: `${workspace.name}: Payment`,
-        workspace,
-        ...returnView(outcome),
-      });
+      const { status, errorCode, ...view } = returnView(outcome);
+      return sendPage(
+        request,
+        reply,
+        'billing-return',
+        { title: `${workspace.name}: Payment`, workspace, errorCode, ...view },
+        status,
+      );
     },
   );
 }
 
-/** What the return page says: paid (now or as the next term), or why not. */
-function returnView(outcome: ReturnOutcome) {
-  if (outcome.kind === 'paid') {
-    const { order } = outcome;
-    return {
-      result: order.termStartsAt.getTime() <= order.createdAt.getTime() ? 'paid_now' : 'paid_next',
-      planName: PLANS[order.plan].name,
-      termStartsAt: order.termStartsAt,
-      termEndsAt: order.termEndsAt,
-    };
+/** What Billing says when no checkout could be started, by the reason's code. */
+const NOT_OFFERED = { errors: [{ message: 'Choose one of the plans listed below.' }], status: 400 };
+const START_REFUSALS: Record<
+  StartCheckoutError['code'],
+  { errors: { message: string }[]; status: number; errorCode?: string }
+> = {
+  unknown_item: NOT_OFFERED,
+  not_sellable: NOT_OFFERED,
+  provider_unavailable: {
+    errors: [
+      { message: 'The payment provider could not be reached; nothing was charged. Try again in a moment.' },
+    ],
+    status: 503,
+    errorCode: 'provider_unavailable',
+  },
+  provider_refused: {
+    errors: [
+      {
+        message:
+          'The payment provider refused to start this payment; nothing was charged. Trying again will not help: contact support.',
+      },
+    ],
+    status: 502,
+    errorCode: 'provider_refused',
+  },
+};
+
+/** What the return page says: paid (now or as the next term), or why not, with its status. */
+function returnView(
+  outcome: ReturnOutcome,
+): { result: string; status: number; errorCode?: string } & Record<string, unknown> {
+  switch (outcome.kind) {
+    case 'paid': {
+      const { order } = outcome;
+      return {
+        result: order.termStartsAt.getTime() <= order.createdAt.getTime() ? 'paid_now' : 'paid_next',
+        status: 200,
+        planName: PLANS[order.plan].name,
+        termStartsAt: order.termStartsAt,
+        termEndsAt: order.termEndsAt,
+      };
+    }
+    case 'mismatch':
+      return { result: 'mismatch', status: 200 };
+    case 'provider_unavailable':
+      return { result: 'provider_unavailable', status: 503, errorCode: 'provider_unavailable' };
+    case 'unknown_at_provider':
+      return { result: 'unknown_at_provider', status: 404, errorCode: 'checkout_not_found' };
+    case 'not_paid':
+      return { result: outcome.status === 'expired' ? 'expired' : 'not_paid', status: 200 };
   }
-  if (outcome.kind === 'mismatch') return { result: 'mismatch' };
-  return { result: outcome.status === 'expired' ? 'expired' : 'not_paid' };
 }
 
 async function billingPage(
@@ -90,7 +129,7 @@ async function billingPage(
   request: FastifyRequest,
   reply: FastifyReply,
   workspace: Workspace,
-  outcome: { errors?: { message: string }[]; status?: number } = {},
+  outcome: { errors?: { message: string }[]; status?: number; errorCode?: string } = {},
 ) {
   const entitlements = PLAN_ENTITLEMENTS[workspace.plan];
   const orders = await listOrders(deps.db, { limit: ORDERS_SHOWN, workspaceId: workspace.id });
@@ -100,9 +139,10 @@ async function billingPage(
     'billing',
     {
       title: `${workspace.name}: Billing`,
+      errorCode: outcome.errorCode,
       workspace,
       planName: PLANS[workspace.plan].name,
-      nextPlanName: workspace.nextTerm ? PLANS[workspace.nextTerm.plan].name : undefined,
+      nextTerms: workspace.nextTerms.map((term) => ({ ...term, planName: PLANS[term.plan].name })),
       limits: [
         ['Members and pending invitations', String(entitlements.members)],
         ['Active API keys', String(entitlements.apiKeys)],
@@ -124,7 +164,7 @@ async function billingPage(
         description: item.description,
         amount: item.price.amount,
       })),
-      nextPurchaseStartsAt: startOfNextPurchase(workspace),
+      nextPurchaseStartsAt: startOfNextPurchase(workspace, deps.clock.now()),
       errors: outcome.errors,
     },
     outcome.status ?? 200,
@@ -132,8 +172,9 @@ async function billingPage(
   );
 }
 
-/** When a plan bought now starts: at once on Free, or when the last paid term ends. */
-function startOfNextPurchase(workspace: Workspace): Date | undefined {
-  const last = workspace.nextTerm ?? workspace.currentTerm;
-  return workspace.plan === 'free' || !last ? undefined : last.endsAt;
+/** When a plan bought now starts, if not at once: when the last paid term ends. */
+function startOfNextPurchase(workspace: Workspace, now: Date): Date | undefined {
+  const last = workspace.nextTerms.at(-1) ?? workspace.currentTerm;
+  const startsAt = paidTermStart(workspace.plan, last?.endsAt, now);
+  return startsAt > now ? startsAt : undefined;
 }

@@ -25,7 +25,7 @@ export function workspaceRoutes(app: FastifyInstance, deps: RouteDeps): void {
       workspace,
       role,
       planName: PLANS[workspace.plan].name,
-      nextPlanName: workspace.nextTerm ? PLANS[workspace.nextTerm.plan].name : undefined,
+      nextTerms: workspace.nextTerms.map((term) => ({ ...term, planName: PLANS[term.plan].name })),
       canManage: canManageWorkspace(role),
       glance: await workspaceGlance(deps, workspace.id),
       barOrder: BAR_ORDER,
