@@ -162,6 +162,8 @@ export const termColumns = ['plan', 'term', 'starts_at', 'ends_at', 'channel', '
 /**
  * The workspace with its open terms in one query: they follow one another, so the earliest is in
  * force and each later one (a next term bought on Billing) starts at the end of the one before.
+ * A term that starts after the end of the one before was bought once that one had ended (before
+ * the sweep closed it): it is the one in force, and the earlier ones are over.
  */
 const workspaceWithTerm = preparedQuery((db) =>
   db
@@ -187,15 +189,21 @@ const workspaceWithTerm = preparedQuery((db) =>
 );
 
 export async function getWorkspace(db: Db, workspaceId: string): Promise<Workspace | undefined> {
-  const [row, ...following] = await workspaceWithTerm(db, workspaceId);
+  const rows = await workspaceWithTerm(db, workspaceId);
+  const row = rows[0];
   if (!row) return undefined;
+  const openTerms = rows.map(termOf).filter((term) => term !== null);
+  const inForce = openTerms.findLastIndex((term, i, all) => {
+    const before = all[i - 1];
+    return before === undefined || term.startsAt > before.endsAt;
+  });
   return {
     id: row.id,
     name: row.name,
     plan: row.plan,
     createdAt: new Date(row.created_at),
-    currentTerm: termOf(row),
-    nextTerms: following.map(termOf).filter((term) => term !== null),
+    currentTerm: openTerms[inForce] ?? null,
+    nextTerms: openTerms.slice(inForce + 1),
   };
 }
 

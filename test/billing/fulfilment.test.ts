@@ -325,7 +325,11 @@ describe(`Billing checkout fulfilment on ${testDialect}`, () => {
       returned.body,
       /Paid: the workspace is on Pro until <time datetime="2027-04-05T12:00:00.000Z">/,
     );
-    assert.equal((await getWorkspace(db, workspaceId))?.plan, 'pro');
+    const beforeSweep = await getWorkspace(db, workspaceId);
+    assert.equal(beforeSweep?.plan, 'pro');
+    assert.equal(beforeSweep?.currentTerm?.plan, 'pro', 'the ended term is not shown as in force');
+    assert.deepEqual(beforeSweep?.nextTerms, []);
+    assert.doesNotMatch((await owner.get(`/w/${workspaceId}/billing`)).body, /Next term/);
 
     const ended = await endElapsedTerms(db, {
       clock: fixture.clock,
