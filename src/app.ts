@@ -20,9 +20,9 @@ import { registerDiscoveryRoutes } from './discovery/index.ts';
 import { handleProblemError, registerHttpBasics, requestIdFrom } from './http/basics.ts';
 import { registerHealthRoutes } from './http/health.ts';
 import type { RateLimiters } from './http/rate-limit.ts';
+import { validatorCompiler } from './http/validation.ts';
 import { type MailTransport, registerDevMailboxRoutes } from './mail/index.ts';
 import type { Clock } from './shared/clock.ts';
-import { EMAIL_FORMAT, isEmailAddress } from './shared/email.ts';
 import { notFoundPage, webApp } from './web/index.ts';
 import type { TargetPolicy } from './webhooks/index.ts';
 
@@ -67,9 +67,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     frameworkErrors: answerUnroutableUrl,
-    // The surfaces validated by Ajv (ACP, MPP) check emails with the same rule as TypeBox's.
-    ajv: { onCreate: (ajv) => ajv.addFormat(EMAIL_FORMAT, isEmailAddress) },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
 
   closeConnectionsAsTheyGoIdle(app);
   registerHttpBasics(app, { https: deps.config.baseUrl.startsWith('https:'), notFoundPage });

@@ -1,5 +1,5 @@
 import fastifyMultipart from '@fastify/multipart';
-import { type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { PLAN_ENTITLEMENTS, type PlanId } from '../catalog/index.ts';
@@ -64,7 +64,6 @@ const MODULES: readonly ((app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog) 
 
 /** The workspace REST API: every route but the document itself needs an API key of one workspace. */
 export async function apiV1(scope: FastifyInstance, deps: ApiDeps): Promise<void> {
-  scope.setValidatorCompiler(TypeBoxValidatorCompiler);
   await scope.register(fastifyMultipart, {
     limits: {
       fileSize: deps.config.api.evidenceMaxBytes,

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
+import { invalidRequestPart, jsonPointer, type ValidationIssue } from './validation.ts';
 
 /** RFC 9457 problem details, the error format of every surface that has none of its own. */
 export const ProblemSchema = Type.Object(
@@ -90,33 +91,19 @@ export function sendProblem(reply: FastifyReply, body: Problem): FastifyReply {
   return reply.code(body.status).type('application/problem+json').send(body);
 }
 
-type ValidationIssue = NonNullable<FastifyError['validation']>[number];
-
 /**
  * One entry per invalid field, named by its path: an unknown or missing property is reported at
  * the property (`body/bogus`), not at the object that holds it.
  */
 export function fieldErrors(
-  validation: readonly ValidationIssue[],
-  context: string,
+  issues: readonly ValidationIssue[],
+  part: string,
 ): NonNullable<Problem['errors']> {
   const errors: NonNullable<Problem['errors']> = [];
-  // One entry per field: the first reason is the clearest (a union's branches add noise after it).
-  const add = (path: string, message: string) => {
-    if (!errors.some((e) => e.path === path)) errors.push({ path, message });
-  };
-  for (const issue of validation) {
-    const at = `${context}${issue.instancePath || ''}`;
-    const params = issue.params as Record<string, unknown>;
-    if (issue.keyword === 'additionalProperties') {
-      const names = params.additionalProperties ?? params.additionalProperty;
-      for (const name of [names].flat()) add(`${at}/${String(name)}`, 'is not a known field');
-    } else if (issue.keyword === 'required') {
-      const names = params.requiredProperties ?? params.missingProperty;
-      for (const name of [names].flat()) add(`${at}/${String(name)}`, 'is required');
-    } else if (!(issue.keyword === 'boolean' && issue.schemaPath.endsWith('/additionalProperties'))) {
-      add(at, issue.message ?? 'is invalid');
-    }
+  for (const issue of issues) {
+    const path = `${part}${jsonPointer(issue.path)}`;
+    // One entry per field: the first reason is the clearest (a union's branches add noise after it).
+    if (!errors.some((error) => error.path === path)) errors.push({ path, message: issue.problem });
   }
   return errors;
 }
@@ -138,8 +125,8 @@ export function malformedMultipart(request: FastifyRequest): Problem {
 
 /** Maps what Fastify itself rejects (validation, body size, media type, JSON syntax) to a stable code. */
 export function frameworkProblem(error: FastifyError, request: FastifyRequest): Problem | undefined {
-  if (error.validation)
-    return invalidRequest(request, fieldErrors(error.validation, error.validationContext ?? 'body'));
+  const invalid = invalidRequestPart(error);
+  if (invalid) return invalidRequest(request, fieldErrors(invalid.issues, invalid.part));
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return problem(request, 413, 'body_too_large', 'The request body is larger than allowed.');

@@ -35,9 +35,9 @@ const DOMAIN_LABEL = /^(?=.{1,63}$)[\p{L}\p{M}\p{N}](?:[\p{L}\p{M}\p{N}-]*[\p{L}
 const TLD = /^(?:\p{L}[\p{L}\p{M}]+|xn--[a-z0-9-]+)$/iu;
 
 /**
- * JSON Schema `format` name of the rule. Both validators in use check it with `isEmailAddress`:
- * TypeBox's registry is set here, so a schema made with `EmailAddress` always has it, and the
- * app gives Fastify's Ajv the same function (`app.ts`).
+ * JSON Schema `format` name of the rule. TypeBox, the one validator (`http/validation.ts`), checks
+ * it with `isEmailAddress`: its registry is set here, so a schema made with `EmailAddress` always
+ * has it.
  */
 export const EMAIL_FORMAT = 'email';
 Format.Set(EMAIL_FORMAT, isEmailAddress);

@@ -1,7 +1,6 @@
 import { finished } from 'node:stream/promises';
 import type { Multipart } from '@fastify/multipart';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { Compile } from 'typebox/compile';
 import {
   ACCEPTED_FILE_TYPES,
   createFileEvidence,
@@ -21,12 +20,13 @@ import {
   problem,
   sendProblem,
 } from '../../http/problem.ts';
+import { compiledSchema, validationIssues } from '../../http/validation.ts';
 import type { FileStore } from '../../storage/index.ts';
 import { workspaceOf } from '../auth.ts';
 import { sendComplianceError } from '../errors.ts';
 
 const FILE_FIELD = 'file';
-const checkFields = Compile(EvidenceUploadFields);
+const checkFields = compiledSchema(EvidenceUploadFields);
 
 interface ReceivedForm {
   /** The values of each text field, in the order they came. */
@@ -55,7 +55,7 @@ export async function uploadEvidence(
   if (form.refusal) return sendProblem(reply, refusalProblem(request, form.refusal, maxBytes));
   const fields = formFields(form.fields);
   const errors = [
-    ...fieldErrors(checkFields.Errors(fields), 'body'),
+    ...fieldErrors(validationIssues(checkFields.Errors(fields)), 'body'),
     ...form.strayFiles.map((name) => ({ path: `body/${name}`, message: 'is not a known field' })),
     ...(form.staged ? [] : [{ path: `body/${FILE_FIELD}`, message: 'is required' }]),
   ];

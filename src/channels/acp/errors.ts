@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { CheckoutError } from '../../checkout/index.ts';
+import { invalidRequestPart, type ValidationIssue } from '../../http/validation.ts';
 import type { StoredResponse } from '../../idempotency/index.ts';
 import type { IdempotencyErrors } from '../idempotent.ts';
 import type { AcpError } from './schemas.ts';
@@ -104,7 +105,8 @@ export const idempotencyErrors: IdempotencyErrors = {
 
 /** What Fastify itself rejects (body parsing, validation), worded as ACP errors; never a 500. */
 function frameworkErrorResponse(error: FastifyError): StoredResponse | undefined {
-  if (error.validation) return validationErrorResponse(error.validation);
+  const invalid = invalidRequestPart(error);
+  if (invalid) return validationErrorResponse(invalid.issues);
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return acpError(413, 'request_too_large', 'The request body is larger than allowed.');
@@ -120,29 +122,18 @@ function frameworkErrorResponse(error: FastifyError): StoredResponse | undefined
   }
 }
 
-type ValidationIssue = NonNullable<FastifyError['validation']>[number];
-
 /** The first schema violation, with its place in the body as an RFC 9535 JSONPath. */
-function validationErrorResponse(issues: ValidationIssue[]): StoredResponse {
+function validationErrorResponse(issues: readonly ValidationIssue[]): StoredResponse {
   const issue = issues[0];
   if (!issue) return acpError(400, 'invalid', 'The request body is not valid.');
-  const segments = issue.instancePath.split('/').slice(1);
-  if (issue.keyword === 'required') segments.push(String(issue.params.missingProperty));
-  const param = jsonPath(segments);
+  const param = jsonPath(issue.path);
+  if (issue.kind === 'missing') return acpError(400, 'missing', `${param} is required.`, { param });
   const subject = param === '$' ? 'The request body' : param;
-  if (issue.keyword === 'required') return acpError(400, 'missing', `${param} is required.`, { param });
-  return acpError(400, 'invalid', `${subject} ${describeIssue(issue)}.`, { param });
+  return acpError(400, 'invalid', `${subject} ${issue.problem}.`, { param });
 }
 
-function describeIssue(issue: ValidationIssue): string {
-  if (issue.keyword === 'const') return `must be ${JSON.stringify(issue.params.allowedValue)}`;
-  if (issue.keyword === 'format') return `must be a valid ${String(issue.params.format)}`;
-  return issue.message ?? 'is not valid';
-}
-
-function jsonPath(segments: string[]): string {
-  return segments.reduce((path, raw) => {
-    const segment = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+function jsonPath(segments: readonly string[]): string {
+  return segments.reduce((path, segment) => {
     if (/^\d+$/.test(segment)) return `${path}[${segment}]`;
     if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(segment)) return `${path}.${segment}`;
     return `${path}['${segment.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}']`;

@@ -1,5 +1,6 @@
-import type { FastifyError, FastifyReply, FastifySchemaValidationError } from 'fastify';
+import type { FastifyError, FastifyReply } from 'fastify';
 import type { SessionStatus } from '../../checkout/index.ts';
+import { invalidRequestPart, type ValidationIssue } from '../../http/validation.ts';
 import type { StoredResponse } from '../../idempotency/index.ts';
 import type { IdempotencyErrors } from '../idempotent.ts';
 import { UCP_VERSION, UCP_VERSIONS } from './profile.ts';
@@ -73,48 +74,28 @@ export function conflict(retryAfterSeconds: number): UcpReply {
   return { ...reply, keep: false };
 }
 
-/** `/line_items/0/item` -> `$.line_items[0].item` (RFC 9535 shorthand, as in UCP's examples). */
-function jsonPath(pointer: string): string {
-  const segments = pointer
-    .split('/')
-    .slice(1)
-    .map((raw) => raw.replaceAll('~1', '/').replaceAll('~0', '~'));
+/** `['line_items', '0', 'item']` -> `$.line_items[0].item` (RFC 9535 shorthand, as in UCP's examples). */
+function jsonPath(segments: readonly string[]): string {
   return segments.reduce(
     (path, segment) => (/^\d+$/.test(segment) ? `${path}[${segment}]` : `${path}.${segment}`),
     '$',
   );
 }
 
-function requiredProperties(issue: FastifySchemaValidationError): string[] {
-  const { requiredProperties, missingProperty } = issue.params;
-  if (Array.isArray(requiredProperties)) return requiredProperties.map(String);
-  return typeof missingProperty === 'string' ? [missingProperty] : [];
-}
-
-function describe(issue: FastifySchemaValidationError): string {
-  if (issue.keyword === 'const') return `must be ${JSON.stringify(issue.params.allowedValue)}`;
-  return issue.message ?? 'is invalid';
-}
-
 /** Each schema violation as a UCP message pointing at the field. */
-export function validationMessages(issues: FastifySchemaValidationError[]): UcpErrorMessage[] {
-  return issues.flatMap((issue) => {
-    const at = jsonPath(issue.instancePath);
-    const missing = issue.keyword === 'required' ? requiredProperties(issue) : [];
-    if (missing.length > 0) {
-      return missing.map((property) => {
-        const path = `${at}.${property}`;
-        return errorMessage('missing', `${path} is required.`, { path });
-      });
-    }
-    const subject = at === '$' ? 'The request body' : at;
-    return [errorMessage('invalid', `${subject} ${describe(issue)}.`, { path: at })];
+export function validationMessages(issues: readonly ValidationIssue[]): UcpErrorMessage[] {
+  return issues.map((issue) => {
+    const path = jsonPath(issue.path);
+    if (issue.kind === 'missing') return errorMessage('missing', `${path} is required.`, { path });
+    const subject = path === '$' ? 'The request body' : path;
+    return errorMessage('invalid', `${subject} ${issue.problem}.`, { path });
   });
 }
 
 /** What Fastify rejects before a handler runs (schema, JSON syntax, size, media type) in UCP's format. */
 export function frameworkErrorReply(error: FastifyError): UcpReply | undefined {
-  if (error.validation) return errorReply(400, validationMessages(error.validation));
+  const invalid = invalidRequestPart(error);
+  if (invalid) return errorReply(400, validationMessages(invalid.issues));
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return errorReply(413, [errorMessage('body_too_large', 'The request body is larger than allowed.')]);

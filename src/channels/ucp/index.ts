@@ -1,4 +1,4 @@
-import { type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {
   FastifyBaseLogger,
   FastifyError,
@@ -88,7 +88,6 @@ type UcpScope = FastifyInstance<
 /** UCP 2026-08-25 checkout sessions under /api/ucp/v1/checkout-sessions (REST binding). */
 export async function ucpChannel(scope: FastifyInstance, context: ChannelContext): Promise<void> {
   acceptJsonOnly(scope);
-  scope.setValidatorCompiler(TypeBoxValidatorCompiler);
   scope.setErrorHandler(handleUcpError);
   applyRateLimit(scope, context.limiter, 'ucp', (_request, reply, retryAfterSeconds) =>
     sendReply(reply, rateLimited(retryAfterSeconds)),

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
-import { Value } from 'typebox/value';
 import type { AuditSource } from '../../audit/index.ts';
 import { PLAN_ENTITLEMENTS, PLANS } from '../../catalog/index.ts';
+import { compiledSchema, validationIssues } from '../../http/validation.ts';
 import { DAY_MS, HOUR_MS } from '../../shared/clock.ts';
 import {
   ALL_EVENTS,
@@ -116,8 +116,8 @@ function deliveryView(delivery: WebhookDelivery) {
 
 /** The fields of a schema the body breaks, each named once with the form's own words. */
 function schemaErrors(schema: TSchema, body: unknown): FieldError[] {
-  const fields = new Set<string>();
-  for (const error of Value.Errors(schema, body)) fields.add(error.instancePath.split('/')[1] ?? '');
+  const issues = validationIssues(compiledSchema(schema).Errors(body));
+  const fields = new Set(issues.map((issue) => issue.path[0] ?? ''));
   return [...fields].map((name) => FIELD_ERRORS[name] ?? { message: 'Check the form and try again.' });
 }
 

@@ -1,0 +1,123 @@
+import type { FastifyError, FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
+import type { TSchema } from 'typebox';
+import { Compile, type Validator } from 'typebox/compile';
+import { Value } from 'typebox/value';
+
+/**
+ * The one request validator: TypeBox, every route of every surface, each schema compiled once.
+ * Its errors become one neutral list of issues here; each surface words that list in its own
+ * error format (`problem.ts`, the ACP and UCP `errors.ts`).
+ */
+
+const compiled = new WeakMap<TSchema, Validator>();
+
+/** The compiled check of a schema, built the first time any route or caller asks for it. */
+export function compiledSchema(schema: TSchema): Validator {
+  let validator = compiled.get(schema);
+  if (!validator) {
+    validator = Compile(schema);
+    compiled.set(schema, validator);
+  }
+  return validator;
+}
+
+/**
+ * Fastify's validator compiler for the whole app. Query strings, path parameters and headers
+ * arrive as text, so numbers and booleans their schemas declare are read from it first; a body
+ * is JSON and is checked as it came, nothing coerced, filled in or removed.
+ */
+export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
+  const validator = compiledSchema(schema);
+  return (input: unknown) => {
+    const value = httpPart === 'body' ? input : Value.Convert(schema, input);
+    return validator.Check(value) ? { value } : { error: validator.Errors(value) };
+  };
+};
+
+/** One thing wrong with a request part, in no surface's words yet. */
+export interface ValidationIssue {
+  /** Property names and array indexes from the part's root to the field (decoded, not a pointer). */
+  path: string[];
+  /**
+   * `missing`: a required property is absent; `unknown`: the schema allows no property or item
+   * there; `invalid`: the value breaks a rule of its schema.
+   */
+  kind: 'missing' | 'unknown' | 'invalid';
+  /** What is wrong, as a phrase after the field's name: "is required", "must be integer". */
+  problem: string;
+}
+
+/** A request Fastify refused for its schema: which part (`body`, `querystring`, ...) and why. */
+export interface InvalidRequestPart {
+  part: string;
+  issues: ValidationIssue[];
+}
+
+/** The issues of a Fastify schema validation error, or undefined for any other error. */
+export function invalidRequestPart(error: FastifyError): InvalidRequestPart | undefined {
+  if (!error.validation) return undefined;
+  return { part: error.validationContext ?? 'body', issues: validationIssues(error.validation) };
+}
+
+/**
+ * TypeBox's errors as issues, each once: each missing or unknown property is an issue at that
+ * property.
+ */
+export function validationIssues(errors: readonly FastifySchemaValidationError[]): ValidationIssue[] {
+  const issues = errors.flatMap((error): ValidationIssue[] => {
+    const path = pointerSegments(error.instancePath);
+    switch (error.keyword) {
+      case 'required':
+        return names(error.params.requiredProperties).map((name) => ({
+          path: [...path, name],
+          kind: 'missing',
+          problem: 'is required',
+        }));
+      case 'additionalProperties':
+        return names(error.params.additionalProperties).map((name) => ({
+          path: [...path, name],
+          kind: 'unknown',
+          problem: 'is not a known field',
+        }));
+      case 'boolean':
+        // A property refused by `additionalProperties: false` is reported by its object above.
+        if (error.schemaPath.endsWith('/additionalProperties')) return [];
+        // An item past the end of a tuple: the array is too long, reported once at the array.
+        if (error.schemaPath.endsWith('/additionalItems')) {
+          return [{ path: path.slice(0, -1), kind: 'invalid', problem: 'has more items than allowed' }];
+        }
+        return [{ path, kind: 'unknown', problem: 'is not allowed here' }];
+      case 'const':
+        return [{ path, kind: 'invalid', problem: `must be ${JSON.stringify(error.params.allowedValue)}` }];
+      case 'format':
+        return [{ path, kind: 'invalid', problem: `must be a valid ${String(error.params.format)}` }];
+      default:
+        return [{ path, kind: 'invalid', problem: error.message ?? 'is not valid' }];
+    }
+  });
+  const seen = new Set<string>();
+  return issues.filter((issue) => {
+    const key = JSON.stringify(issue);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+function names(value: unknown): string[] {
+  return Array.isArray(value) ? value.map(String) : [];
+}
+
+/** `/line_items/0/a~1b` -> `['line_items', '0', 'a/b']` (RFC 6901). */
+function pointerSegments(pointer: string): string[] {
+  if (pointer === '') return [];
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'));
+}
+
+/** A path as a JSON Pointer (RFC 6901), escaped again: `['a/b', '0']` -> `/a~1b/0`. */
+export function jsonPointer(path: readonly string[]): string {
+  return path.map((segment) => `/${segment.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
+}
