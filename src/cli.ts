@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   type ApiKeyInfo,
@@ -10,9 +11,11 @@ import {
   rotateApiKey,
 } from './api/index.ts';
 import { OPERATOR_SOURCE } from './audit/index.ts';
+import { BackupError, type BackupManifest, restoreBackup, takeBackup } from './backup/index.ts';
 import { describePlanLimit, PLANS, type PlanId, type TermLength, upgradeUrl } from './catalog/index.ts';
-import { ConfigError, loadConfig } from './config.ts';
-import { openDatabase } from './db/database.ts';
+import { checkEvidenceFiles } from './compliance/index.ts';
+import { type Config, ConfigError, loadConfig } from './config.ts';
+import { type DatabaseHandle, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import type { Db } from './db/schema.ts';
 import { inTransaction } from './db/transaction.ts';
@@ -21,6 +24,7 @@ import { getOrder, listOrders, type Order } from './purchase/index.ts';
 import { systemClock } from './shared/clock.ts';
 import { isEmailAddress } from './shared/email.ts';
 import { newId } from './shared/ids.ts';
+import { createFileStore } from './storage/index.ts';
 import {
   describeWorkspace,
   getWorkspace,
@@ -43,6 +47,11 @@ Commands:
                                             orders newest first: channel, item, amount, workspace
   orders show <order id> [--json]           one order with its buyer, payment and term
   mailbox list [--limit <n>]                list the dev mailbox, newest first (development only)
+  backup --to <dir>                         back up the database and the evidence files into a new
+                                            directory, safe while the service runs
+  restore --from <dir>                      restore a backup into an empty database (and evidence store)
+  evidence check                            read back every evidence file and compare it with its
+                                            recorded size and SHA-256
   api-keys create --workspace <id> [--name <name>]
                                             create an API key; it is printed once and never again
   api-keys list --workspace <id>            list a workspace's keys (prefix and last four only)
@@ -66,6 +75,8 @@ function requireOption(values: Record<string, unknown>, name: string): string {
 async function run(argv: string[]): Promise<void> {
   const [group, action, ...rest] = argv;
   const config = loadConfig();
+  // A restore starts from no database at all: opening one first would create it.
+  if (group === 'restore') return restore(config, argv.slice(1));
   const database = openDatabase(config.database);
   try {
     if (group === 'migrate') {
@@ -75,7 +86,13 @@ async function run(argv: string[]): Promise<void> {
       );
       return;
     }
+    // A backup takes the database as it is; migrating it is the service's business.
+    if (group === 'backup') return await backup(config, database, argv.slice(1));
     await migrateToLatest(database.db);
+    if (group === 'evidence' && action === 'check') {
+      await checkEvidence(config, database);
+      return;
+    }
     if (group === 'workspaces' && action === 'create') {
       const { values } = parseArgs({
         args: rest,
@@ -144,6 +161,64 @@ async function run(argv: string[]): Promise<void> {
     );
   } finally {
     await database.close();
+  }
+}
+
+function evidenceSummary(manifest: BackupManifest, config: Config): string {
+  const files = `${manifest.evidenceFiles} evidence files`;
+  if (manifest.evidenceBackend === 'local') return `${files} copied`;
+  if (manifest.evidenceBackend === 'database') return `${files} inside the database`;
+  const bucket = config.evidenceStorage.kind === 's3' ? ` ${config.evidenceStorage.bucket}` : '';
+  return `${files} not copied: they stay in S3 bucket${bucket}, whose versioning or replication is their backup`;
+}
+
+async function backup(config: Config, database: DatabaseHandle, args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { to: { type: 'string' } } });
+  const dir = path.resolve(requireOption(values, 'to'));
+  const started = performance.now();
+  const manifest = await takeBackup(config, database, dir);
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  const summary = `backed up the ${manifest.database} database (migration ${manifest.migration}) to ${dir} in ${seconds} s; ${evidenceSummary(manifest, config)}`;
+  const missing = manifest.missingEvidenceFiles;
+  if (missing.length > 0) {
+    throw new BackupError(
+      `${summary}; but ${missing.length} evidence files it names were gone (deleted while it ran, or lost before; see evidence check): ${missing.join(', ')}`,
+    );
+  }
+  console.log(summary);
+}
+
+async function restore(config: Config, args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { from: { type: 'string' } } });
+  const dir = path.resolve(requireOption(values, 'from'));
+  const { manifest, copiedEvidenceFiles, missingEvidenceFiles } = await restoreBackup(config, dir);
+  const copied =
+    copiedEvidenceFiles === undefined
+      ? manifest.evidenceBackend === 's3'
+        ? 'evidence files are not in the backup (S3): restore them from the bucket if needed'
+        : 'evidence files are inside the database'
+      : `${copiedEvidenceFiles} evidence files copied to the ${config.evidenceStorage.kind} store`;
+  const summary = `restored the ${manifest.database} backup of ${manifest.createdAt} (migration ${manifest.migration}) from ${dir}; ${copied}`;
+  if (missingEvidenceFiles.length > 0) {
+    throw new BackupError(
+      `${summary}; but the backup lacks the files of ${missingEvidenceFiles.length} evidence: ${missingEvidenceFiles.join(', ')}`,
+    );
+  }
+  console.log(`${summary}. Run evidence check, then start the service (it applies newer migrations).`);
+}
+
+async function checkEvidence(config: Config, database: DatabaseHandle): Promise<void> {
+  const store = createFileStore(config.evidenceStorage, database.db, systemClock);
+  try {
+    const { checked, missing, mismatched } = await checkEvidenceFiles(database.db, store);
+    for (const id of missing) console.log(`missing     ${id}`);
+    for (const id of mismatched) console.log(`mismatched  ${id}`);
+    console.log(
+      `checked ${checked} evidence files in the ${store.kind} store: ${missing.length} missing, ${mismatched.length} mismatched`,
+    );
+    if (missing.length + mismatched.length > 0) process.exitCode = 1;
+  } finally {
+    store.close();
   }
 }
 
@@ -405,6 +480,17 @@ try {
   if (error instanceof ConfigError) {
     console.error(error.message);
     process.exit(78);
+  }
+  if (error instanceof BackupError) {
+    console.error(error.message);
+    process.exit(1);
+  }
+  const [group] = process.argv.slice(2);
+  if (group === 'backup' || group === 'restore' || group === 'evidence') {
+    // An operator's run (a database that does not answer, a full disk) reads as one line, not a trace.
+    const reason = error instanceof Error && error.message ? error.message : String(error);
+    console.error(`${group} failed: ${reason.split('\n')[0]}`);
+    process.exit(1);
   }
   throw error;
 }

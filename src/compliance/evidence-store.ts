@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Db } from '../db/schema.ts';
 import { DAY_MS } from '../shared/clock.ts';
 import type { FileStore, StoredObject } from '../storage/index.ts';
@@ -61,13 +62,20 @@ export async function sweepEvidenceFiles(
   return outcome;
 }
 
-/** Every stored file a file evidence record names, with its size, in id order. */
-async function* recordedFiles(db: Db): AsyncIterable<{ id: string; name: string; size: number }> {
+interface RecordedFile {
+  id: string;
+  name: string;
+  size: number;
+  sha256: string;
+}
+
+/** Every stored file a file evidence record names, with its size and SHA-256, in id order. */
+async function* recordedFiles(db: Db): AsyncIterable<RecordedFile> {
   let after = '';
   for (;;) {
     const rows = await db
       .selectFrom('evidence')
-      .select(['id', 'workspace_id', 'storage_key', 'file_size'])
+      .select(['id', 'workspace_id', 'storage_key', 'file_size', 'file_sha256'])
       .where('kind', '=', 'file')
       .where('id', '>', after)
       .orderBy('id')
@@ -79,6 +87,7 @@ async function* recordedFiles(db: Db): AsyncIterable<{ id: string; name: string;
           id: row.id,
           name: storedFileName(row.workspace_id, row.storage_key),
           size: Number(row.file_size),
+          sha256: row.file_sha256 ?? '',
         };
       }
     }
@@ -130,4 +139,44 @@ export async function evidenceWithoutFiles(db: Db, store: FileStore): Promise<st
     else missing.push(file.id);
   }
   return missing;
+}
+
+/** How many file evidence records there are (each names one stored file). */
+export async function countEvidenceFiles(db: Db): Promise<number> {
+  const { files } = await db
+    .selectFrom('evidence')
+    .select((eb) => eb.fn.countAll<number>().as('files'))
+    .where('kind', '=', 'file')
+    .where('storage_key', 'is not', null)
+    .executeTakeFirstOrThrow();
+  return Number(files);
+}
+
+export interface FileCheck {
+  checked: number;
+  /** Evidence whose file the store does not have. */
+  missing: string[];
+  /** Evidence whose file has other bytes than recorded (size or SHA-256). */
+  mismatched: string[];
+}
+
+/** Reads every file evidence names back from the store and compares it with its record. */
+export async function checkEvidenceFiles(db: Db, store: FileStore): Promise<FileCheck> {
+  const outcome: FileCheck = { checked: 0, missing: [], mismatched: [] };
+  for await (const file of recordedFiles(db)) {
+    outcome.checked++;
+    const stream = await store.open(file.name);
+    if (!stream) {
+      outcome.missing.push(file.id);
+      continue;
+    }
+    const hash = createHash('sha256');
+    let size = 0;
+    for await (const piece of stream as AsyncIterable<Buffer>) {
+      hash.update(piece);
+      size += piece.length;
+    }
+    if (size !== file.size || hash.digest('hex') !== file.sha256) outcome.mismatched.push(file.id);
+  }
+  return outcome;
 }

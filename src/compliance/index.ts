@@ -54,8 +54,11 @@ export {
 } from './evidence-shapes.ts';
 export {
   type CopyOutcome,
+  checkEvidenceFiles,
   copyEvidenceFiles,
+  countEvidenceFiles,
   evidenceWithoutFiles,
+  type FileCheck,
   PENDING_FILE_GRACE_MS,
   type SweepOutcome,
   sweepEvidenceFiles,

@@ -117,3 +117,9 @@ function isMissingTable(error: unknown): boolean {
   // PostgreSQL's undefined_table, or SQLite's message for it.
   return (error as { code?: unknown }).code === '42P01' || /no such table/.test(error.message);
 }
+
+/** The newest migration applied to `db`, undefined when none is (an empty database). */
+// biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema
+export async function latestAppliedMigration(db: Kysely<any>): Promise<string | undefined> {
+  return [...(await appliedMigrations(db))].sort().at(-1);
+}

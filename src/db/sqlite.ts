@@ -116,10 +116,12 @@ class NodeSqliteDialect extends SqliteDialect {
   }
 }
 
-export function createSqliteDialect(file: string): SqliteDialect {
-  if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
-  const db = new DatabaseSync(file, { enableForeignKeyConstraints: true, timeout: 5000 });
-  if (file !== ':memory:') db.exec('pragma journal_mode = wal');
+/** `readOnly` opens an existing file as it is (a backup to read from): nothing is written to it. */
+export function createSqliteDialect(file: string, options: { readOnly?: boolean } = {}): SqliteDialect {
+  const readOnly = options.readOnly ?? false;
+  if (file !== ':memory:' && !readOnly) mkdirSync(path.dirname(file), { recursive: true });
+  const db = new DatabaseSync(file, { enableForeignKeyConstraints: true, timeout: 5000, readOnly });
+  if (file !== ':memory:' && !readOnly) db.exec('pragma journal_mode = wal');
   db.exec('pragma synchronous = normal');
   return new NodeSqliteDialect(wrapDatabase(db));
 }

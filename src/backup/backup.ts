@@ -1,0 +1,162 @@
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { copyEvidenceFiles, countEvidenceFiles } from '../compliance/index.ts';
+import type { Config } from '../config.ts';
+import { BackupError, dumpDatabase, restoreDatabase } from '../db/backup.ts';
+import { type DatabaseHandle, openDatabase } from '../db/database.ts';
+import { latestAppliedMigration, migrations } from '../db/migrate.ts';
+import { systemClock } from '../shared/clock.ts';
+import {
+  createDatabaseStore,
+  createFileStore,
+  createLocalStore,
+  type FileStore,
+  type FileStoreKind,
+} from '../storage/index.ts';
+
+const MANIFEST = 'manifest.json';
+/** Where a backup keeps the files of the local evidence backend, as the backend lays them out. */
+const EVIDENCE_FOLDER = 'evidence';
+
+/** What a backup directory holds, written last: a directory without it is not a finished backup. */
+export interface BackupManifest {
+  createdAt: string;
+  database: 'sqlite' | 'postgres';
+  /** The newest migration in the backup; a build that does not know it is older than the data. */
+  migration: string;
+  evidenceBackend: FileStoreKind;
+  /** File evidence records in the backup, each naming one file. */
+  evidenceFiles: number;
+  /** Whether the files are in the backup: in `evidence/` (local) or in the database dump (database). */
+  evidenceFilesIncluded: boolean;
+  /** Evidence whose file was gone when it was copied (deleted during the backup, or lost before). */
+  missingEvidenceFiles: string[];
+}
+
+/**
+ * Backs up the database, then the evidence files it names: a file is removed only after its record
+ * is deleted, so copying after the database never finds fewer files than the copy names, except a
+ * file whose evidence was deleted while the backup ran (listed in `missingEvidenceFiles`).
+ */
+export async function takeBackup(
+  config: Config,
+  database: DatabaseHandle,
+  dir: string,
+): Promise<BackupManifest> {
+  await prepareEmptyDirectory(dir);
+  const evidenceBackend = config.evidenceStorage.kind;
+  const live = createFileStore(config.evidenceStorage, database.db, systemClock);
+  try {
+    const manifest = await dumpDatabase(database, config.database, dir, async (snapshot) => {
+      const migration = await latestAppliedMigration(snapshot);
+      if (!migration)
+        throw new BackupError('the database has no migrations applied: there is nothing to back up');
+      const base = {
+        createdAt: systemClock.now().toISOString(),
+        database: config.database.kind,
+        migration,
+        evidenceBackend,
+      };
+      if (evidenceBackend !== 'local') {
+        return {
+          ...base,
+          evidenceFiles: await countEvidenceFiles(snapshot),
+          evidenceFilesIncluded: evidenceBackend === 'database',
+          missingEvidenceFiles: [],
+        };
+      }
+      const copy = await copyEvidenceFiles(snapshot, live, createLocalStore(path.join(dir, EVIDENCE_FOLDER)));
+      return {
+        ...base,
+        evidenceFiles: copy.copied + copy.skipped + copy.missing.length,
+        evidenceFilesIncluded: true,
+        missingEvidenceFiles: copy.missing,
+      };
+    });
+    await writeFile(path.join(dir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
+    return manifest;
+  } finally {
+    live.close();
+  }
+}
+
+async function prepareEmptyDirectory(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  if ((await readdir(dir)).length > 0)
+    throw new BackupError(`${dir} is not empty; back up into a new directory`);
+}
+
+async function readManifest(dir: string): Promise<BackupManifest> {
+  let text: string;
+  try {
+    text = await readFile(path.join(dir, MANIFEST), 'utf8');
+  } catch {
+    throw new BackupError(`${path.join(dir, MANIFEST)} is missing: not a finished backup`);
+  }
+  let manifest: Partial<BackupManifest> | null;
+  try {
+    manifest = JSON.parse(text) as Partial<BackupManifest> | null;
+  } catch {
+    manifest = null;
+  }
+  if (
+    !manifest ||
+    (manifest.database !== 'sqlite' && manifest.database !== 'postgres') ||
+    typeof manifest.migration !== 'string' ||
+    typeof manifest.evidenceBackend !== 'string'
+  ) {
+    throw new BackupError(`${path.join(dir, MANIFEST)} is not a backup manifest`);
+  }
+  return manifest as BackupManifest;
+}
+
+export interface RestoreOutcome {
+  manifest: BackupManifest;
+  /** Evidence files copied into the configured store; undefined when none had to be. */
+  copiedEvidenceFiles: number | undefined;
+  /** Evidence the backup names whose file it does not have. */
+  missingEvidenceFiles: string[];
+}
+
+/**
+ * Restores a backup into an empty configured database, then copies its evidence files into the
+ * configured store (a different backend than the backup's is fine: the files are copied across).
+ */
+export async function restoreBackup(config: Config, dir: string): Promise<RestoreOutcome> {
+  const manifest = await readManifest(dir);
+  if (manifest.database !== config.database.kind) {
+    throw new BackupError(
+      `the backup is of a ${manifest.database} database, but the configuration names ${config.database.kind} (DATABASE_URL)`,
+    );
+  }
+  if (!(manifest.migration in migrations)) {
+    throw new BackupError(
+      `the backup is at migration ${manifest.migration}, which this version does not know; restore it with the version that took it or a newer one`,
+    );
+  }
+  await restoreDatabase(config.database, dir);
+  const database = openDatabase(config.database);
+  const target = createFileStore(config.evidenceStorage, database.db, systemClock);
+  try {
+    const source = backupEvidenceStore(manifest, dir, database);
+    if (!source || (source.kind === 'database' && target.kind === 'database')) {
+      return { manifest, copiedEvidenceFiles: undefined, missingEvidenceFiles: [] };
+    }
+    const copy = await copyEvidenceFiles(database.db, source, target);
+    return { manifest, copiedEvidenceFiles: copy.copied, missingEvidenceFiles: copy.missing };
+  } finally {
+    target.close();
+    await database.close();
+  }
+}
+
+/** Where the backup's evidence files are: its folder, the restored database, or not in it (S3). */
+function backupEvidenceStore(
+  manifest: BackupManifest,
+  dir: string,
+  database: DatabaseHandle,
+): FileStore | undefined {
+  if (manifest.evidenceBackend === 'local') return createLocalStore(path.join(dir, EVIDENCE_FOLDER));
+  if (manifest.evidenceBackend === 'database') return createDatabaseStore(database.db, systemClock);
+  return undefined;
+}
