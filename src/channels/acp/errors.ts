@@ -1,6 +1,6 @@
 import type { CheckoutError } from '../../checkout/index.ts';
 import type { ErrorSurface } from '../../http/errors.ts';
-import type { ValidationIssue } from '../../http/validation.ts';
+import { jsonPathIssue, type ValidationIssue } from '../../http/validation.ts';
 import type { StoredResponse } from '../../idempotency/index.ts';
 import type { IdempotencyErrors } from '../idempotent.ts';
 import type { AcpError } from './schemas.ts';
@@ -129,16 +129,6 @@ export const ACP_ERRORS: ErrorSurface = {
 function validationErrorResponse(issues: readonly ValidationIssue[]): StoredResponse {
   const issue = issues[0];
   if (!issue) return acpError(400, 'invalid', 'The request body is not valid.');
-  const param = jsonPath(issue.path);
-  if (issue.kind === 'missing') return acpError(400, 'missing', `${param} is required.`, { param });
-  const subject = param === '$' ? 'The request body' : param;
-  return acpError(400, 'invalid', `${subject} ${issue.problem}.`, { param });
-}
-
-function jsonPath(segments: readonly string[]): string {
-  return segments.reduce((path, segment) => {
-    if (/^\d+$/.test(segment)) return `${path}[${segment}]`;
-    if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(segment)) return `${path}.${segment}`;
-    return `${path}['${segment.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}']`;
-  }, '$');
+  const { code, path, text } = jsonPathIssue(issue);
+  return acpError(400, code, text, { param: path });
 }

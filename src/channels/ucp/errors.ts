@@ -1,6 +1,6 @@
 import type { SessionStatus } from '../../checkout/index.ts';
 import type { ErrorSurface } from '../../http/errors.ts';
-import type { ValidationIssue } from '../../http/validation.ts';
+import { jsonPathIssue, type ValidationIssue } from '../../http/validation.ts';
 import type { StoredResponse } from '../../idempotency/index.ts';
 import type { IdempotencyErrors } from '../idempotent.ts';
 import { UCP_VERSION, UCP_VERSIONS } from './profile.ts';
@@ -69,21 +69,11 @@ export function conflict(retryAfterSeconds: number): UcpReply {
   return { ...reply, keep: false };
 }
 
-/** `['line_items', '0', 'item']` -> `$.line_items[0].item` (RFC 9535 shorthand, as in UCP's examples). */
-function jsonPath(segments: readonly string[]): string {
-  return segments.reduce(
-    (path, segment) => (/^\d+$/.test(segment) ? `${path}[${segment}]` : `${path}.${segment}`),
-    '$',
-  );
-}
-
 /** Each schema violation as a UCP message pointing at the field. */
 export function validationMessages(issues: readonly ValidationIssue[]): UcpErrorMessage[] {
   return issues.map((issue) => {
-    const path = jsonPath(issue.path);
-    if (issue.kind === 'missing') return errorMessage('missing', `${path} is required.`, { path });
-    const subject = path === '$' ? 'The request body' : path;
-    return errorMessage('invalid', `${subject} ${issue.problem}.`, { path });
+    const { code, path, text } = jsonPathIssue(issue);
+    return errorMessage(code, text, { path });
   });
 }
 
