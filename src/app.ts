@@ -1,24 +1,19 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyError,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-  LogController,
-} from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { API_PREFIX, apiV1, type EvidenceStorage, registerApiDocsPage } from './api/index.ts';
 import { type BillingDeps, providerEventRoutes } from './billing/index.ts';
-import { acpChannel, handleAcpError } from './channels/acp/index.ts';
+import { ACP_ERRORS, acpChannel } from './channels/acp/index.ts';
 import type { ChannelContext } from './channels/context.ts';
-import { MPP_PREFIX, mppChannel } from './channels/mpp/index.ts';
-import { handleUcpError, ucpChannel } from './channels/ucp/index.ts';
+import { MPP_ERRORS, MPP_PREFIX, mppChannel } from './channels/mpp/index.ts';
+import { UCP_ERRORS, ucpChannel } from './channels/ucp/index.ts';
 import type { CheckoutDeps } from './checkout/index.ts';
 import type { Config } from './config.ts';
 import type { DatabaseHandle } from './db/database.ts';
 import { registerDiscoveryRoutes } from './discovery/index.ts';
-import { handleProblemError, registerHttpBasics, requestIdFrom } from './http/basics.ts';
+import { answerUnroutableUrl, registerHttpBasics, requestIdFrom } from './http/basics.ts';
+import type { ErrorSurface } from './http/errors.ts';
 import { registerHealthRoutes } from './http/health.ts';
+import { PROBLEM_ERRORS } from './http/problem.ts';
 import type { RateLimiters } from './http/rate-limit.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { type MailTransport, registerDevMailboxRoutes } from './mail/index.ts';
@@ -44,15 +39,12 @@ export interface AppDeps {
 const ACP_PREFIX = '/api/acp';
 const UCP_PREFIX = '/api/ucp/v1';
 
-/**
- * A URL the router cannot take (bad percent-encoding, a path segment over 200 characters) is a
- * 4xx in the error format of the surface it was meant for.
- */
-function answerUnroutableUrl(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  reply.header('request-id', request.id);
-  if (request.url.startsWith(`${ACP_PREFIX}/`)) return handleAcpError(error, request, reply);
-  if (request.url.startsWith(`${UCP_PREFIX}/`)) return handleUcpError(error, request, reply);
-  return handleProblemError(error, request, reply);
+/** The error format of the surface a URL belongs to: a protocol's own, else REST problems. */
+function errorSurfaceFor(url: string): ErrorSurface {
+  if (url.startsWith(`${ACP_PREFIX}/`)) return ACP_ERRORS;
+  if (url.startsWith(`${UCP_PREFIX}/`)) return UCP_ERRORS;
+  if (url.startsWith(`${MPP_PREFIX}/`)) return MPP_ERRORS;
+  return PROBLEM_ERRORS;
 }
 
 /** Builds the HTTP application from the modules; `main.ts` boots it, tests inject into it. */
@@ -66,12 +58,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     trustProxy: deps.config.trustProxy,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
-    frameworkErrors: answerUnroutableUrl,
+    frameworkErrors: answerUnroutableUrl(errorSurfaceFor),
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
 
   closeConnectionsAsTheyGoIdle(app);
-  registerHttpBasics(app, { https: deps.config.baseUrl.startsWith('https:'), notFoundPage });
+  registerHttpBasics(app, {
+    https: deps.config.baseUrl.startsWith('https:'),
+    surfaceFor: errorSurfaceFor,
+    notFoundPage,
+  });
   registerHealthRoutes(app, deps.database);
   registerDiscoveryRoutes(app, deps.config);
   const channel: ChannelContext = {

@@ -3,7 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { PLAN_ENTITLEMENTS, type PlanId } from '../catalog/index.ts';
-import { ProblemSchema, problem, sendProblem } from '../http/problem.ts';
+import { sendServiceError } from '../http/errors.ts';
+import { PROBLEM_ERRORS, ProblemSchema } from '../http/problem.ts';
 import { type RateLimiter, type RateLimitVerdict, setRateLimitHeaders } from '../http/rate-limit.ts';
 import { authenticate } from './auth.ts';
 import { SchemaCatalog } from './catalog.ts';
@@ -147,7 +148,7 @@ function applyLimitsAndAuthentication(scope: FastifyInstance, deps: ApiDeps): vo
       deps.config.api.perKeyMax,
       Math.max(1, Math.ceil((PLAN_ENTITLEMENTS[plan ?? 'free'].apiRequestsPerMinute * windowMs) / 60_000)),
     );
-  const tooMany = (verdict: RateLimitVerdict, scopeName: string) => ({ verdict, scopeName });
+  const tooMany = (verdict: RateLimitVerdict, counted: 'address' | 'API key') => ({ verdict, counted });
 
   scope.addHook('onRequest', async (request, reply) => {
     let limited = tooMany(await perIp.hit(request.ip), 'address');
@@ -161,15 +162,10 @@ function applyLimitsAndAuthentication(scope: FastifyInstance, deps: ApiDeps): vo
       if (verdict.allowed) return;
     }
     setRateLimitHeaders(reply, limited.verdict);
-    reply.header('retry-after', String(limited.verdict.resetSeconds));
-    return sendProblem(
-      reply,
-      problem(
-        request,
-        429,
-        'rate_limited',
-        `Too many requests from this ${limited.scopeName}; retry after Retry-After seconds.`,
-      ),
-    );
+    return sendServiceError(request, reply, PROBLEM_ERRORS, {
+      code: 'rate_limited',
+      retryAfterSeconds: limited.verdict.resetSeconds,
+      counted: limited.counted,
+    });
   });
 }

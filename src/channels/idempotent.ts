@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { sendWire } from '../http/errors.ts';
 import {
   checkIdempotencyKey,
   type IdempotencyDeps,
@@ -53,7 +54,7 @@ export async function sendIdempotently(
   const header = request.headers['idempotency-key'];
   const key = Array.isArray(header) ? header[0] : header;
   const problem = checkIdempotencyKey(key);
-  if (problem || key === undefined) return send(reply, route.errors.badKey(problem ?? 'missing'));
+  if (problem || key === undefined) return sendWire(reply, route.errors.badKey(problem ?? 'missing'));
   reply.header('idempotency-key', key);
 
   const scope = [
@@ -65,19 +66,14 @@ export async function sendIdempotently(
   const outcome = await runIdempotently(deps, { scope, key, body: request.body }, handle);
   switch (outcome.kind) {
     case 'fresh':
-      return send(reply, outcome.response);
+      return sendWire(reply, outcome.response);
     case 'replayed':
       reply.header('idempotent-replayed', 'true');
-      return send(reply, outcome.response);
+      return sendWire(reply, outcome.response);
     case 'conflict':
-      return send(reply, route.errors.conflict());
+      return sendWire(reply, route.errors.conflict());
     case 'in_flight':
       reply.header('retry-after', String(outcome.retryAfterSeconds));
-      return send(reply, route.errors.inFlight(outcome.retryAfterSeconds));
+      return sendWire(reply, route.errors.inFlight(outcome.retryAfterSeconds));
   }
-}
-
-function send(reply: FastifyReply, response: StoredResponse): FastifyReply {
-  for (const [name, value] of Object.entries(response.headers ?? {})) reply.header(name, value);
-  return reply.code(response.status).send(response.body);
 }

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import findMyWay, { type HTTPMethod } from 'find-my-way';
+import { type ErrorSurface, errorHandlerFor, sendServiceError } from './errors.ts';
 import { useBoundedJsonParser } from './json-body.ts';
-import { frameworkProblem, problem, sendProblem } from './problem.ts';
+import { PROBLEM_ERRORS } from './problem.ts';
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -23,6 +24,8 @@ const SECURITY_HEADERS: Record<string, string> = {
 
 export interface HttpBasicsOptions {
   https: boolean;
+  /** The error format of the surface a URL belongs to (REST problems outside the protocols). */
+  surfaceFor: (url: string) => ErrorSurface;
   /** Answers an unknown path in another format (the app's HTML page for browsers), or leaves it to problem+json. */
   notFoundPage?: (request: FastifyRequest, reply: FastifyReply) => FastifyReply | undefined;
 }
@@ -62,26 +65,23 @@ export function registerHttpBasics(app: FastifyInstance, options: HttpBasicsOpti
     const allowed = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter(
       (method) => method !== request.method && methodsByRoute.find(method as 'GET', path) !== null,
     );
-    if (allowed.length > 0) {
-      reply.header('allow', allowed.join(', '));
-      return sendProblem(
-        reply,
-        problem(request, 405, 'method_not_allowed', `Use ${allowed.join(' or ')} on this path.`),
-      );
-    }
+    const surface = options.surfaceFor(request.url);
+    if (allowed.length > 0)
+      return sendServiceError(request, reply, surface, { code: 'method_not_allowed', allowed });
     return (
       options.notFoundPage?.(request, reply) ??
-      sendProblem(reply, problem(request, 404, 'not_found', 'No such resource.'))
+      sendServiceError(request, reply, surface, { code: 'not_found' })
     );
   });
 
-  app.setErrorHandler(handleProblemError);
+  app.setErrorHandler(errorHandlerFor(PROBLEM_ERRORS));
 }
 
-/** Errors of every surface without a format of its own, as problem+json; never a stack trace. */
-export function handleProblemError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  const known = frameworkProblem(error, request);
-  if (known) return sendProblem(reply, known);
-  request.log.error({ err: error }, 'unhandled error');
-  return sendProblem(reply, problem(request, 500, 'internal_error', 'Something went wrong on our side.'));
+/**
+ * Fastify's `frameworkErrors`: a URL the router cannot take (bad percent-encoding, a path segment
+ * over the limit) is answered in the format of the surface it was meant for.
+ */
+export function answerUnroutableUrl(surfaceFor: (url: string) => ErrorSurface) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) =>
+    errorHandlerFor(surfaceFor(request.url))(error, request, reply);
 }

@@ -1,6 +1,7 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { invalidRequestPart, jsonPointer, type ValidationIssue } from './validation.ts';
+import { type ErrorSurface, sendWire, type WireReply } from './errors.ts';
+import { jsonPointer, type ValidationIssue } from './validation.ts';
 
 /** RFC 9457 problem details, the error format of every surface that has none of its own. */
 export const ProblemSchema = Type.Object(
@@ -87,8 +88,12 @@ export function problem(
   };
 }
 
+export function problemReply(body: Problem): WireReply {
+  return { status: body.status, body, headers: { 'content-type': 'application/problem+json' } };
+}
+
 export function sendProblem(reply: FastifyReply, body: Problem): FastifyReply {
-  return reply.code(body.status).type('application/problem+json').send(body);
+  return sendWire(reply, problemReply(body));
 }
 
 /**
@@ -123,38 +128,48 @@ export function malformedMultipart(request: FastifyRequest): Problem {
   );
 }
 
-/** Maps what Fastify itself rejects (validation, body size, media type, JSON syntax) to a stable code. */
-export function frameworkProblem(error: FastifyError, request: FastifyRequest): Problem | undefined {
-  const invalid = invalidRequestPart(error);
-  if (invalid) return invalidRequest(request, fieldErrors(invalid.issues, invalid.part));
-  switch (error.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return problem(request, 413, 'body_too_large', 'The request body is larger than allowed.');
-    case 'FST_REQ_FILE_TOO_LARGE':
-      return problem(request, 413, 'file_too_large', 'The uploaded file is larger than allowed.');
-    case 'FST_FILES_LIMIT':
-    case 'FST_PARTS_LIMIT':
-    case 'FST_FIELDS_LIMIT':
-      return problem(request, 413, 'too_many_parts', 'The multipart body has more parts than allowed.');
-    // @fastify/multipart: a field named like a prototype property, a JSON part that is not JSON,
-    // a body that stopped before its end.
-    case 'FST_PROTO_VIOLATION':
-    case 'FST_INVALID_JSON_FIELD_ERROR':
-    case 'FST_MP_PREMATURE_CLOSE':
-      return malformedMultipart(request);
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return problem(request, 415, 'unsupported_media_type', 'Send the body as application/json.');
-    case 'FST_ERR_BAD_URL':
-      return problem(request, 400, 'invalid_url', 'The URL is not validly percent-encoded.');
-    case 'FST_ERR_MAX_PARAM_LENGTH':
-      return problem(request, 414, 'uri_too_long', 'A path segment of the URL is longer than allowed.');
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return problem(request, 400, 'invalid_json', 'The request body is not valid JSON.');
-    default:
-      if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-        return problem(request, error.statusCode, 'bad_request', error.message);
-      }
-      return undefined;
-  }
-}
+/** REST's wording of every service error: problem+json, the code as the problem's `code`. */
+export const PROBLEM_ERRORS: ErrorSurface = {
+  words: {
+    invalid_request: ({ part, issues }, { request }) =>
+      problemReply(invalidRequest(request, fieldErrors(issues, part))),
+    invalid_json: (_, { request, status }) =>
+      problemReply(problem(request, status, 'invalid_json', 'The request body is not valid JSON.')),
+    invalid_url: (_, { request, status }) =>
+      problemReply(problem(request, status, 'invalid_url', 'The URL is not validly percent-encoded.')),
+    invalid_multipart: (_, { request }) => problemReply(malformedMultipart(request)),
+    unreadable_request: ({ message }, { request, status }) =>
+      problemReply(problem(request, status, 'bad_request', message)),
+    not_found: (_, { request, status }) =>
+      problemReply(problem(request, status, 'not_found', 'No such resource.')),
+    method_not_allowed: ({ allowed }, { request, status }) =>
+      problemReply(
+        problem(request, status, 'method_not_allowed', `Use ${allowed.join(' or ')} on this path.`),
+      ),
+    body_too_large: (_, { request, status }) =>
+      problemReply(problem(request, status, 'body_too_large', 'The request body is larger than allowed.')),
+    file_too_large: (_, { request, status }) =>
+      problemReply(problem(request, status, 'file_too_large', 'The uploaded file is larger than allowed.')),
+    too_many_parts: (_, { request, status }) =>
+      problemReply(
+        problem(request, status, 'too_many_parts', 'The multipart body has more parts than allowed.'),
+      ),
+    uri_too_long: (_, { request, status }) =>
+      problemReply(
+        problem(request, status, 'uri_too_long', 'A path segment of the URL is longer than allowed.'),
+      ),
+    unsupported_media_type: (_, { request, status }) =>
+      problemReply(problem(request, status, 'unsupported_media_type', 'Send the body as application/json.')),
+    rate_limited: ({ counted }, { request, status }) =>
+      problemReply(
+        problem(
+          request,
+          status,
+          'rate_limited',
+          `Too many requests from this ${counted}; retry after Retry-After seconds.`,
+        ),
+      ),
+    internal_error: (_, { request, status }) =>
+      problemReply(problem(request, status, 'internal_error', 'Something went wrong on our side.')),
+  },
+};

@@ -1,5 +1,6 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Clock } from '../shared/clock.ts';
+import { type ErrorSurface, sendServiceError } from './errors.ts';
 
 /** The state of one counter after a request was counted. */
 export interface RateLimitVerdict {
@@ -91,20 +92,21 @@ export function setRateLimitHeaders(reply: FastifyReply, verdict: RateLimitVerdi
   reply.header('ratelimit-reset', String(verdict.resetSeconds));
 }
 
-/**
- * Limits every route of `scope` per client IP; `reject` answers in the surface's own error
- * format (the hook sets `Retry-After` first).
- */
+/** Limits every route of `scope` per client IP; a refusal is a 429 in the surface's own format. */
 export function applyRateLimit(
   scope: FastifyInstance,
   limiter: RateLimiter,
   name: string,
-  reject: (request: FastifyRequest, reply: FastifyReply, retryAfterSeconds: number) => FastifyReply,
+  surface: ErrorSurface,
 ): void {
   scope.addHook('onRequest', async (request, reply) => {
     const verdict = await limiter.hit(`${name}:${request.ip}`);
     if (verdict.allowed) return;
-    reply.header('retry-after', String(verdict.resetSeconds));
-    return reject(request, reply, verdict.resetSeconds);
+    const refusal = {
+      code: 'rate_limited',
+      retryAfterSeconds: verdict.resetSeconds,
+      counted: 'address',
+    } as const;
+    return sendServiceError(request, reply, surface, refusal);
   });
 }

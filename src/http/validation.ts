@@ -121,3 +121,29 @@ function pointerSegments(pointer: string): string[] {
 export function jsonPointer(path: readonly string[]): string {
   return path.map((segment) => `/${segment.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
 }
+
+/** An issue addressed by JSONPath, as the protocols (ACP, UCP) word it: their `missing` or `invalid`. */
+export interface JsonPathIssue {
+  code: 'missing' | 'invalid';
+  path: string;
+  text: string;
+}
+
+export function jsonPathIssue(issue: ValidationIssue): JsonPathIssue {
+  const path = jsonPath(issue.path);
+  if (issue.kind === 'missing') return { code: 'missing', path, text: `${path} is required.` };
+  const subject = path === '$' ? 'The request body' : path;
+  return { code: 'invalid', path, text: `${subject} ${issue.problem}.` };
+}
+
+/**
+ * `['line_items', '0', 'a-b']` -> `$.line_items[0]['a-b']` (RFC 9535: the shorthand where a name
+ * allows it, a quoted bracket where it does not).
+ */
+function jsonPath(segments: readonly string[]): string {
+  return segments.reduce((path, segment) => {
+    if (/^\d+$/.test(segment)) return `${path}[${segment}]`;
+    if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(segment)) return `${path}.${segment}`;
+    return `${path}['${segment.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}']`;
+  }, '$');
+}

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { serviceErrorOf, statusOf } from '../http/errors.ts';
 import type { WebDeps } from './context.ts';
 import { acceptFormBodies } from './forms.ts';
 import { isMachinePath } from './machine-paths.ts';
@@ -87,10 +88,9 @@ function isSameSiteRequest(request: FastifyRequest, origin: string): boolean {
   return site === 'same-origin';
 }
 
+/** The web app's wording of a service error: a page, never a stack. */
 function answerWithErrorPage(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  const status =
-    error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
-  if (status === 500) request.log.error({ err: error }, 'unhandled error');
+  const status = statusOf(serviceErrorOf(error, request));
   return sendPage(
     request,
     reply,

@@ -11,11 +11,12 @@ import {
   stageUpload,
   type UploadRefusal,
 } from '../../compliance/index.ts';
+import { frameworkError, type ServiceError, sendServiceError } from '../../http/errors.ts';
 import {
   fieldErrors,
-  frameworkProblem,
   invalidRequest,
   malformedMultipart,
+  PROBLEM_ERRORS,
   type Problem,
   problem,
   sendProblem,
@@ -51,7 +52,8 @@ export async function uploadEvidence(
 ): Promise<FastifyReply> {
   const workspaceId = workspaceOf(request);
   const form = await receiveForm(request, deps.store, workspaceId);
-  if (form.unreadable) return sendProblem(reply, unreadableFormProblem(request, form.unreadable));
+  if (form.unreadable)
+    return sendServiceError(request, reply, PROBLEM_ERRORS, unreadableForm(form.unreadable));
   if (form.refusal) return sendProblem(reply, refusalProblem(request, form.refusal, maxBytes));
   const fields = formFields(form.fields);
   const errors = [
@@ -123,8 +125,8 @@ function formFields(values: Map<string, unknown[]>): Record<string, unknown> {
 }
 
 /** The parser's limits keep their own answers (413); anything else it refused is a malformed body. */
-function unreadableFormProblem(request: FastifyRequest, error: FastifyError | Error): Problem {
-  return ('code' in error && frameworkProblem(error as FastifyError, request)) || malformedMultipart(request);
+function unreadableForm(error: FastifyError | Error): ServiceError {
+  return ('code' in error && frameworkError(error as FastifyError)) || { code: 'invalid_multipart' };
 }
 
 function refusalProblem(request: FastifyRequest, refusal: UploadRefusal, maxBytes: number): Problem {

@@ -1,6 +1,6 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { CheckoutError } from '../../checkout/index.ts';
-import { invalidRequestPart, type ValidationIssue } from '../../http/validation.ts';
+import type { ErrorSurface } from '../../http/errors.ts';
+import { jsonPathIssue, type ValidationIssue } from '../../http/validation.ts';
 import type { StoredResponse } from '../../idempotency/index.ts';
 import type { IdempotencyErrors } from '../idempotent.ts';
 import type { AcpError } from './schemas.ts';
@@ -25,11 +25,6 @@ export function acpError(
 function errorType(status: number): AcpError['type'] {
   if (status < 500) return 'invalid_request';
   return status === 503 ? 'service_unavailable' : 'processing_error';
-}
-
-export function sendAcp(reply: FastifyReply, response: StoredResponse): FastifyReply {
-  for (const [name, value] of Object.entries(response.headers ?? {})) reply.header(name, value);
-  return reply.code(response.status).send(response.body);
 }
 
 /** The ACP answer to a core error; "retry later" answers are not kept under the Idempotency-Key. */
@@ -103,47 +98,37 @@ export const idempotencyErrors: IdempotencyErrors = {
     acpError(409, 'idempotency_in_flight', 'A request with this Idempotency-Key is still being processed.'),
 };
 
-/** What Fastify itself rejects (body parsing, validation), worded as ACP errors; never a 500. */
-function frameworkErrorResponse(error: FastifyError): StoredResponse | undefined {
-  const invalid = invalidRequestPart(error);
-  if (invalid) return validationErrorResponse(invalid.issues);
-  switch (error.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return acpError(413, 'request_too_large', 'The request body is larger than allowed.');
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return acpError(415, 'unsupported_media_type', 'Send the request body as application/json.');
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return acpError(400, 'invalid_json', 'The request body is not valid JSON.');
-    default:
-      if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-        return acpError(error.statusCode, 'invalid_request', 'The request could not be read.');
-      }
-      return undefined;
-  }
-}
+const UNREADABLE = 'The request could not be read.';
+const TOO_LARGE = 'The request body is larger than allowed.';
+
+/** ACP's wording of every service error: its flat Error body (ACP has no multipart bodies). */
+export const ACP_ERRORS: ErrorSurface = {
+  words: {
+    invalid_request: ({ issues }) => validationErrorResponse(issues),
+    invalid_json: (_, { status }) => acpError(status, 'invalid_json', 'The request body is not valid JSON.'),
+    invalid_url: (_, { status }) => acpError(status, 'invalid_request', UNREADABLE),
+    invalid_multipart: (_, { status }) => acpError(status, 'invalid_request', UNREADABLE),
+    unreadable_request: (_, { status }) => acpError(status, 'invalid_request', UNREADABLE),
+    not_found: (_, { status }) => acpError(status, 'not_found', 'No such resource.'),
+    method_not_allowed: ({ allowed }, { status }) =>
+      acpError(status, 'method_not_allowed', `Use ${allowed.join(' or ')} on this path.`),
+    body_too_large: (_, { status }) => acpError(status, 'request_too_large', TOO_LARGE),
+    file_too_large: (_, { status }) => acpError(status, 'request_too_large', TOO_LARGE),
+    too_many_parts: (_, { status }) => acpError(status, 'request_too_large', TOO_LARGE),
+    uri_too_long: (_, { status }) => acpError(status, 'invalid_request', UNREADABLE),
+    unsupported_media_type: (_, { status }) =>
+      acpError(status, 'unsupported_media_type', 'Send the request body as application/json.'),
+    rate_limited: (_, { status }) =>
+      acpError(status, 'rate_limited', 'Too many requests; retry after the time in Retry-After.'),
+    internal_error: (_, { status }) =>
+      acpError(status, 'internal_error', 'Something went wrong on our side.'),
+  },
+};
 
 /** The first schema violation, with its place in the body as an RFC 9535 JSONPath. */
 function validationErrorResponse(issues: readonly ValidationIssue[]): StoredResponse {
   const issue = issues[0];
   if (!issue) return acpError(400, 'invalid', 'The request body is not valid.');
-  const param = jsonPath(issue.path);
-  if (issue.kind === 'missing') return acpError(400, 'missing', `${param} is required.`, { param });
-  const subject = param === '$' ? 'The request body' : param;
-  return acpError(400, 'invalid', `${subject} ${issue.problem}.`, { param });
-}
-
-function jsonPath(segments: readonly string[]): string {
-  return segments.reduce((path, segment) => {
-    if (/^\d+$/.test(segment)) return `${path}[${segment}]`;
-    if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(segment)) return `${path}.${segment}`;
-    return `${path}['${segment.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}']`;
-  }, '$');
-}
-
-/** The ACP routes' error handler: ACP's flat Error body for every failure, never Fastify's default. */
-export function handleAcpError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  const known = frameworkErrorResponse(error);
-  if (known) return sendAcp(reply, known);
-  request.log.error({ err: error }, 'unhandled error');
-  return sendAcp(reply, acpError(500, 'internal_error', 'Something went wrong on our side.'));
+  const { code, path, text } = jsonPathIssue(issue);
+  return acpError(400, code, text, { param: path });
 }

@@ -15,11 +15,12 @@ import {
   getSession,
   updateSession,
 } from '../../checkout/index.ts';
+import { sendWire } from '../../http/errors.ts';
 import type { StoredResponse } from '../../idempotency/index.ts';
 import type { Result } from '../../shared/result.ts';
 import type { ChannelContext } from '../context.ts';
 import { type IdempotentRoute, idempotencyDepsOf, sendIdempotently } from '../idempotent.ts';
-import { checkoutErrorResponse, idempotencyErrors, sendAcp } from './errors.ts';
+import { checkoutErrorResponse, idempotencyErrors } from './errors.ts';
 import { acceptLegacyItemsKey, toSessionBuyer } from './requests.ts';
 import {
   CancelSessionBody,
@@ -78,7 +79,7 @@ export function registerSessionRoutes(scope: AcpScope, context: ChannelContext):
     '/checkout_sessions/:id',
     { schema: { params: SessionParams, response: sessionResponses } },
     async (request, reply) => {
-      sendAcp(reply, answer(await getSession(deps, request.params.id, 'acp')));
+      sendWire(reply, answer(await getSession(deps, request.params.id, 'acp')));
     },
   );
 

@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { frameworkProblem, problem, sendProblem } from '../../http/problem.ts';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { errorHandlerFor } from '../../http/errors.ts';
+import { problem, sendProblem } from '../../http/problem.ts';
 import { applyRateLimit } from '../../http/rate-limit.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { ChannelContext } from '../context.ts';
@@ -15,12 +16,13 @@ import {
 import { credentialSource } from './credential.ts';
 import { MPP_OPERATIONS } from './operations.ts';
 import { type PaymentDeps, pay } from './payment.ts';
-import { type PaymentRefusal, paymentProblem, requestProblem } from './problems.ts';
+import { MPP_ERRORS, type PaymentRefusal, paymentProblem, requestProblem } from './problems.ts';
 import { paymentReceipt, purchaseResult } from './receipt.ts';
 import { PaymentProblem, PurchaseRequestBody, PurchaseResult, ServiceProblem } from './schemas.ts';
 import { loadOrCreateChallengeSecret } from './store.ts';
 
 export { MPP_OPERATIONS, MPP_PREFIX, type MppOperation } from './operations.ts';
+export { MPP_ERRORS } from './problems.ts';
 export { PaymentProblem, PurchaseRequestBody, PurchaseResult, ServiceProblem } from './schemas.ts';
 export { deleteOldClaims } from './store.ts';
 
@@ -56,16 +58,14 @@ export async function mppChannel(app: FastifyInstance, options: MppChannelOption
   const realm = options.mpp?.realm ?? new URL(config.baseUrl).hostname;
   const deps: PaymentDeps = { purchases: checkout.purchases, secret };
   const scope = app.withTypeProvider<TypeBoxTypeProvider>();
-  scope.setErrorHandler(handleMppError);
+  scope.setErrorHandler(errorHandlerFor(MPP_ERRORS));
 
   scope.addHook('onRequest', async (_request, reply) => {
     reply.header('access-control-allow-origin', '*');
     reply.header('access-control-expose-headers', EXPOSED_HEADERS);
     reply.header('cache-control', 'no-store');
   });
-  applyRateLimit(scope, limiter, 'mpp', (request, reply) =>
-    sendProblem(reply, problem(request, 429, 'rate_limited', 'Too many requests; retry after Retry-After.')),
-  );
+  applyRateLimit(scope, limiter, 'mpp', MPP_ERRORS);
 
   for (const operation of MPP_OPERATIONS) {
     const route = paidRouteFor(operation.item, { realm, networkId: config.psp.networkProfileId });
@@ -105,23 +105,6 @@ export async function mppChannel(app: FastifyInstance, options: MppChannelOption
       },
     );
   }
-}
-
-/**
- * What Fastify refuses keeps its service code; a 400 is typed `bad-request` and anything
- * unexpected `internal-payment-error`, the draft's types for those statuses.
- */
-function handleMppError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  const known = frameworkProblem(error, request);
-  if (known) return sendProblem(reply, known.status === 400 ? requestProblem('bad-request', known) : known);
-  request.log.error({ err: error }, 'unhandled error');
-  return sendProblem(
-    reply,
-    requestProblem(
-      'internal-payment-error',
-      problem(request, 500, 'internal_error', 'Something went wrong on our side.'),
-    ),
-  );
 }
 
 function sendChallenge(

@@ -1,4 +1,5 @@
-import type { Problem } from '../../http/problem.ts';
+import type { ErrorSurface } from '../../http/errors.ts';
+import { PROBLEM_ERRORS, type Problem, problem, problemReply } from '../../http/problem.ts';
 import type { PaymentProblem } from './schemas.ts';
 
 /** Problem types of draft-httpauth-payment; each is answered with 402 and a fresh challenge. */
@@ -64,3 +65,21 @@ const REQUEST_TITLES: Record<RequestProblemCode, string> = {
 export function requestProblem(code: RequestProblemCode, base: Problem): Problem {
   return { ...base, type: `${PROBLEM_BASE}${code}`, title: REQUEST_TITLES[code] };
 }
+
+/**
+ * MPP's wording of every service error: the REST problems, except that a 400 is typed
+ * `bad-request` and a 500 `internal-payment-error`, the draft's types for those statuses.
+ */
+export const MPP_ERRORS: ErrorSurface = {
+  words: {
+    ...PROBLEM_ERRORS.words,
+    rate_limited: (_, { request, status }) =>
+      problemReply(problem(request, status, 'rate_limited', 'Too many requests; retry after Retry-After.')),
+  },
+  finish: (reply) => {
+    const base = reply.body as Problem;
+    if (reply.status === 400) return problemReply(requestProblem('bad-request', base));
+    if (reply.status === 500) return problemReply(requestProblem('internal-payment-error', base));
+    return reply;
+  },
+};

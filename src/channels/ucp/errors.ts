@@ -1,6 +1,6 @@
-import type { FastifyError, FastifyReply } from 'fastify';
 import type { SessionStatus } from '../../checkout/index.ts';
-import { invalidRequestPart, type ValidationIssue } from '../../http/validation.ts';
+import type { ErrorSurface } from '../../http/errors.ts';
+import { jsonPathIssue, type ValidationIssue } from '../../http/validation.ts';
 import type { StoredResponse } from '../../idempotency/index.ts';
 import type { IdempotencyErrors } from '../idempotent.ts';
 import { UCP_VERSION, UCP_VERSIONS } from './profile.ts';
@@ -32,11 +32,6 @@ export function errorReply(
 ): UcpReply {
   const body: UcpErrorResponse = { ucp: { version: UCP_VERSION, status: 'error' }, messages };
   return { status, body, ...(headers ? { headers } : {}) };
-}
-
-export function sendReply(reply: FastifyReply, answer: UcpReply): FastifyReply {
-  for (const [name, value] of Object.entries(answer.headers ?? {})) reply.header(name, value);
-  return reply.code(answer.status).send(answer.body);
 }
 
 export const notFound = (): UcpReply =>
@@ -74,57 +69,50 @@ export function conflict(retryAfterSeconds: number): UcpReply {
   return { ...reply, keep: false };
 }
 
-/** `['line_items', '0', 'item']` -> `$.line_items[0].item` (RFC 9535 shorthand, as in UCP's examples). */
-function jsonPath(segments: readonly string[]): string {
-  return segments.reduce(
-    (path, segment) => (/^\d+$/.test(segment) ? `${path}[${segment}]` : `${path}.${segment}`),
-    '$',
-  );
-}
-
 /** Each schema violation as a UCP message pointing at the field. */
 export function validationMessages(issues: readonly ValidationIssue[]): UcpErrorMessage[] {
   return issues.map((issue) => {
-    const path = jsonPath(issue.path);
-    if (issue.kind === 'missing') return errorMessage('missing', `${path} is required.`, { path });
-    const subject = path === '$' ? 'The request body' : path;
-    return errorMessage('invalid', `${subject} ${issue.problem}.`, { path });
+    const { code, path, text } = jsonPathIssue(issue);
+    return errorMessage(code, text, { path });
   });
 }
 
-/** What Fastify rejects before a handler runs (schema, JSON syntax, size, media type) in UCP's format. */
-export function frameworkErrorReply(error: FastifyError): UcpReply | undefined {
-  const invalid = invalidRequestPart(error);
-  if (invalid) return errorReply(400, validationMessages(invalid.issues));
-  switch (error.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return errorReply(413, [errorMessage('body_too_large', 'The request body is larger than allowed.')]);
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return errorReply(415, [
-        errorMessage('unsupported_media_type', 'Send the request body as application/json.'),
-      ]);
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return errorReply(400, [errorMessage('invalid_json', 'The request body is not valid JSON.')]);
-    case 'FST_ERR_BAD_URL':
-      return errorReply(400, [errorMessage('invalid_url', 'The URL is not validly percent-encoded.')]);
-    case 'FST_ERR_MAX_PARAM_LENGTH':
-      return errorReply(414, [
-        errorMessage('uri_too_long', 'A path segment of the URL is longer than allowed.'),
-      ]);
-    default:
-      if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
-        return errorReply(error.statusCode, [errorMessage('invalid_request', error.message)]);
-      }
-      return undefined;
-  }
-}
+const TOO_LARGE = 'The request body is larger than allowed.';
 
-export const internalError = (): UcpReply =>
-  errorReply(500, [errorMessage('internal_error', 'Something went wrong on our side; retry later.')]);
+/** UCP's wording of every service error: an error_response with one message per problem. */
+export const UCP_ERRORS: ErrorSurface = {
+  words: {
+    invalid_request: ({ issues }, { status }) => errorReply(status, validationMessages(issues)),
+    invalid_json: (_, { status }) => failure(status, 'invalid_json', 'The request body is not valid JSON.'),
+    invalid_url: (_, { status }) => failure(status, 'invalid_url', 'The URL is not validly percent-encoded.'),
+    invalid_multipart: (_, { status }) =>
+      failure(status, 'invalid_request', 'The request could not be read.'),
+    unreadable_request: ({ message }, { status }) => failure(status, 'invalid_request', message),
+    not_found: (_, { status }) =>
+      errorReply(status, [errorMessage('not_found', 'No such resource.', { severity: 'unrecoverable' })]),
+    method_not_allowed: ({ allowed }, { status }) =>
+      failure(status, 'method_not_allowed', `Use ${allowed.join(' or ')} on this path.`),
+    body_too_large: (_, { status }) => failure(status, 'body_too_large', TOO_LARGE),
+    file_too_large: (_, { status }) => failure(status, 'body_too_large', TOO_LARGE),
+    too_many_parts: (_, { status }) => failure(status, 'body_too_large', TOO_LARGE),
+    uri_too_long: (_, { status }) =>
+      failure(status, 'uri_too_long', 'A path segment of the URL is longer than allowed.'),
+    unsupported_media_type: (_, { status }) =>
+      failure(status, 'unsupported_media_type', 'Send the request body as application/json.'),
+    rate_limited: ({ retryAfterSeconds }, { status }) =>
+      failure(
+        status,
+        'rate_limited',
+        `Too many requests from this address; retry in ${retryAfterSeconds} s.`,
+      ),
+    internal_error: (_, { status }) =>
+      failure(status, 'internal_error', 'Something went wrong on our side; retry later.'),
+  },
+};
 
-export function rateLimited(retryAfterSeconds: number): UcpReply {
-  const content = `Too many requests from this address; retry in ${retryAfterSeconds} s.`;
-  return errorReply(429, [errorMessage('rate_limited', content)]);
+/** An error_response with one recoverable message. */
+function failure(status: number, code: string, content: string): UcpReply {
+  return errorReply(status, [errorMessage(code, content)]);
 }
 
 export function versionUnsupported(version: string): UcpReply {

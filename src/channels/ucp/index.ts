@@ -1,7 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {
   FastifyBaseLogger,
-  FastifyError,
   FastifyInstance,
   FastifyReply,
   FastifyRequest,
@@ -20,6 +19,7 @@ import {
   updateSession,
 } from '../../checkout/index.ts';
 import type { Config } from '../../config.ts';
+import { errorHandlerFor, sendWire } from '../../http/errors.ts';
 import { useBoundedJsonParser } from '../../http/json-body.ts';
 import { applyRateLimit } from '../../http/rate-limit.ts';
 import type { Result } from '../../shared/result.ts';
@@ -30,14 +30,11 @@ import {
   busy,
   conflict,
   errorReply,
-  frameworkErrorReply,
   IDEMPOTENCY_ERRORS,
-  internalError,
   malformedAgentHeader,
   notFound,
   notModifiable,
-  rateLimited,
-  sendReply,
+  UCP_ERRORS,
   type UcpReply,
   versionUnsupported,
 } from './errors.ts';
@@ -51,6 +48,7 @@ import {
   toCheckout,
 } from './translate.ts';
 
+export { UCP_ERRORS } from './errors.ts';
 export {
   CHECKOUT_CAPABILITY,
   paymentHandlers,
@@ -88,10 +86,8 @@ type UcpScope = FastifyInstance<
 /** UCP 2026-08-25 checkout sessions under /api/ucp/v1/checkout-sessions (REST binding). */
 export async function ucpChannel(scope: FastifyInstance, context: ChannelContext): Promise<void> {
   acceptJsonOnly(scope);
-  scope.setErrorHandler(handleUcpError);
-  applyRateLimit(scope, context.limiter, 'ucp', (_request, reply, retryAfterSeconds) =>
-    sendReply(reply, rateLimited(retryAfterSeconds)),
-  );
+  scope.setErrorHandler(errorHandlerFor(UCP_ERRORS));
+  applyRateLimit(scope, context.limiter, 'ucp', UCP_ERRORS);
   scope.addHook('onRequest', checkAgentVersion);
   scope.addHook('preSerialization', async (request, _reply, payload) =>
     inRelease(payload, context.config, negotiated.get(request) ?? UCP_VERSION),
@@ -108,14 +104,6 @@ function acceptJsonOnly(scope: FastifyInstance): void {
   useBoundedJsonParser(scope, { emptyIsNone: true });
 }
 
-/** Errors of the UCP scope (and URLs under it the router could not take) in UCP's own format. */
-export function handleUcpError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  const known = frameworkErrorReply(error);
-  if (known) return sendReply(reply, known);
-  request.log.error({ err: error }, 'unhandled error');
-  return sendReply(reply, internalError());
-}
-
 /** The release each request negotiated; a request that names none speaks the newest. */
 const negotiated = new WeakMap<FastifyRequest, UcpVersion>();
 
@@ -126,9 +114,9 @@ const negotiated = new WeakMap<FastifyRequest, UcpVersion>();
 async function checkAgentVersion(request: FastifyRequest, reply: FastifyReply) {
   const header = request.headers['ucp-agent'];
   const agent = requestedVersion(Array.isArray(header) ? header.join(', ') : header);
-  if (agent.kind === 'malformed') return sendReply(reply, malformedAgentHeader());
+  if (agent.kind === 'malformed') return sendWire(reply, malformedAgentHeader());
   if (agent.kind === 'requested') {
-    if (!isSupportedVersion(agent.version)) return sendReply(reply, versionUnsupported(agent.version));
+    if (!isSupportedVersion(agent.version)) return sendWire(reply, versionUnsupported(agent.version));
     negotiated.set(request, agent.version);
   }
 }
@@ -150,7 +138,7 @@ function registerRoutes(app: UcpScope, context: ChannelContext): void {
     { schema: { body: CheckoutInput, response: CHECKOUT_RESPONSES } },
     async (request, reply) => {
       const input = sessionInputFrom(request.body);
-      if (!input.ok) return sendReply(reply, errorReply(400, [input.error]));
+      if (!input.ok) return sendWire(reply, errorReply(400, [input.error]));
       const { itemId, buyer } = input.value;
       return sendIdempotently(idempotency, request, reply, idempotent(), async () => {
         const created = await createSession(checkout, { channel: 'ucp', itemId, buyer: buyer ?? undefined });
@@ -160,7 +148,7 @@ function registerRoutes(app: UcpScope, context: ChannelContext): void {
   );
 
   app.get('/checkout-sessions/:id', { schema: sessionRoute }, async (request, reply) => {
-    return sendReply(reply, await respond(await getSession(checkout, request.params.id, 'ucp')));
+    return sendWire(reply, await respond(await getSession(checkout, request.params.id, 'ucp')));
   });
 
   // A full replacement: a buyer left out of the body is removed from the session.
@@ -170,7 +158,7 @@ function registerRoutes(app: UcpScope, context: ChannelContext): void {
     async (request, reply) => {
       const { id } = request.params;
       const input = sessionInputFrom(request.body);
-      if (!input.ok) return sendReply(reply, errorReply(400, [input.error]));
+      if (!input.ok) return sendWire(reply, errorReply(400, [input.error]));
       return sendIdempotently(idempotency, request, reply, idempotent(id), async () =>
         respond(await updateSession(checkout, id, 'ucp', input.value), { sessionId: id, isUpdate: true }),
       );
@@ -183,7 +171,7 @@ function registerRoutes(app: UcpScope, context: ChannelContext): void {
     async (request, reply) => {
       const { id } = request.params;
       const token = paymentTokenFrom(request.body, id);
-      if (!token.ok) return sendReply(reply, errorReply(400, [token.error]));
+      if (!token.ok) return sendWire(reply, errorReply(400, [token.error]));
       return sendIdempotently(idempotency, request, reply, idempotent(id), async () =>
         respond(await completeSession(checkout, id, 'ucp', token.value), { sessionId: id }),
       );

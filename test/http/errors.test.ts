@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { startApiFixture } from '../helpers/api.ts';
+
+const REQUEST_ID = 'agent-7.try-2';
+
+interface Surface {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  /** The error code the surface's body carries, read from its own format. */
+  codeOf(body: Record<string, unknown>, contentType: string): string;
+}
+
+function problemCode(body: Record<string, unknown>, contentType: string): string {
+  assert.match(contentType, /^application\/problem\+json/);
+  assert.equal(body.request_id, REQUEST_ID);
+  return String(body.code);
+}
+
+const SURFACES: Surface[] = [
+  { name: 'REST', url: '/api/v1/tasks', headers: {}, codeOf: problemCode },
+  {
+    name: 'ACP',
+    url: '/api/acp/checkout_sessions',
+    headers: { 'idempotency-key': randomUUID() },
+    codeOf: (body) => {
+      assert.deepEqual(Object.keys(body).sort(), ['code', 'message', 'type']);
+      assert.equal(body.type, 'invalid_request');
+      return String(body.code);
+    },
+  },
+  {
+    name: 'UCP',
+    url: '/api/ucp/v1/checkout-sessions',
+    headers: { 'idempotency-key': randomUUID() },
+    codeOf: (body) => {
+      assert.equal((body.ucp as { status: string }).status, 'error');
+      const [message] = body.messages as { type: string; code: string }[];
+      assert.equal(message?.type, 'error');
+      return String(message?.code);
+    },
+  },
+  { name: 'MPP', url: '/api/mpp/plans/svc-pro-monthly', headers: {}, codeOf: problemCode },
+];
+
+describe('errors every surface shares, each in its own format', () => {
+  it('answers an oversized body with 413, a wrong media type with 415 and an unknown path with 404, echoing the Request-Id', async (t) => {
+    const api = await startApiFixture(t, { env: { BODY_LIMIT_BYTES: '2048' } });
+    for (const surface of SURFACES) {
+      const send = async (path: string, contentType: string, body: string) => {
+        const response = await fetch(`${api.url}${path}`, {
+          method: 'POST',
+          headers: {
+            ...surface.headers,
+            authorization: `Bearer ${api.org.key}`,
+            'request-id': REQUEST_ID,
+            'content-type': contentType,
+          },
+          body,
+        });
+        assert.equal(response.headers.get('request-id'), REQUEST_ID, surface.name);
+        const type = response.headers.get('content-type') ?? '';
+        return {
+          status: response.status,
+          code: surface.codeOf((await response.json()) as Record<string, unknown>, type),
+        };
+      };
+      const oversized = JSON.stringify({ pad: 'x'.repeat(4096) });
+      const tooLarge = await send(surface.url, 'application/json', oversized);
+      const wrongType = await send(surface.url, 'application/xml', '<plan/>');
+      const unknownPath = await send(`${surface.url}/nowhere/deeper`, 'application/json', '{}');
+      assert.deepEqual(
+        [tooLarge, wrongType, unknownPath],
+        [
+          { status: 413, code: surface.name === 'ACP' ? 'request_too_large' : 'body_too_large' },
+          { status: 415, code: 'unsupported_media_type' },
+          { status: 404, code: 'not_found' },
+        ],
+        surface.name,
+      );
+    }
+  });
+});
