@@ -6,6 +6,7 @@ import { endElapsedTerms, getWorkspace } from '../../src/workspace/index.ts';
 import { testDialect } from '../helpers/database.ts';
 import { WEBHOOK_SECRET } from '../helpers/purchase.ts';
 import {
+  type BillingScene,
   billingScene,
   fulfilmentCounts,
   ownerSignsInAgain,
@@ -251,14 +252,7 @@ describe(`Billing checkout fulfilment on ${testDialect}`, () => {
     assert.match((await owner.get(`/w/${workspaceId}`)).body, /<dt>Next term<\/dt><dd>Pro, paid:/);
 
     fixture.clock.advance(31 * DAY_MS);
-    const ended = await endElapsedTerms(db, {
-      clock: fixture.clock,
-      baseUrl: fixture.runtime.config.baseUrl,
-    });
-    assert.deepEqual(
-      ended.map((term) => [term.plan, term.planNow, term.ownersNotified]),
-      [['starter', 'pro', 0]],
-    );
+    assert.deepEqual(await sweepTerms(fixture), [['starter', 'pro', 0]]);
     const switched = await getWorkspace(db, workspaceId);
     assert.equal(switched?.plan, 'pro');
     assert.equal(switched?.currentTerm?.endsAt.toISOString(), '2027-04-01T12:00:00.000Z');
@@ -331,14 +325,7 @@ describe(`Billing checkout fulfilment on ${testDialect}`, () => {
     assert.deepEqual(beforeSweep?.nextTerms, []);
     assert.doesNotMatch((await owner.get(`/w/${workspaceId}/billing`)).body, /Next term/);
 
-    const ended = await endElapsedTerms(db, {
-      clock: fixture.clock,
-      baseUrl: fixture.runtime.config.baseUrl,
-    });
-    assert.deepEqual(
-      ended.map((term) => [term.plan, term.planNow, term.ownersNotified]),
-      [['starter', 'pro', 0]],
-    );
+    assert.deepEqual(await sweepTerms(fixture), [['starter', 'pro', 0]]);
     const swept = await getWorkspace(db, workspaceId);
     assert.equal(swept?.plan, 'pro');
     assert.equal(swept?.currentTerm?.startsAt.toISOString(), '2026-04-05T12:00:00.000Z');
@@ -346,6 +333,15 @@ describe(`Billing checkout fulfilment on ${testDialect}`, () => {
     assert.deepEqual(swept?.nextTerms, []);
   });
 });
+
+/** Runs the term-end sweep; answers each term it closed as [plan, plan after, owners emailed]. */
+async function sweepTerms(fixture: BillingScene['fixture']): Promise<[string, string, number][]> {
+  const ended = await endElapsedTerms(fixture.runtime.database.db, {
+    clock: fixture.clock,
+    baseUrl: fixture.runtime.config.baseUrl,
+  });
+  return ended.map((term) => [term.plan, term.planNow, term.ownersNotified]);
+}
 
 /** Posts a body to the service's event endpoint signed like the provider does (or with another secret). */
 async function postSigned(
