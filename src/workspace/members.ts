@@ -6,6 +6,7 @@ import { isEmailAddress } from '../shared/email.ts';
 import { err, ok, type Result } from '../shared/result.ts';
 import { isStorableText } from '../shared/text.ts';
 import { invitationStatus, reissueInvitation, sameAddress } from './invitations.ts';
+import { membersWithAddress } from './member-addresses.ts';
 import { getWorkspace, type Workspace, type WorkspaceContext } from './service.ts';
 import type { MemberRole } from './workspace.table.ts';
 
@@ -94,13 +95,7 @@ export interface OpenInvitation {
 
 /** The workspace's members, owners first, then admins, then members; each group by join date. */
 export async function listMembers(db: Db, workspaceId: string): Promise<Member[]> {
-  const rows = await db
-    .selectFrom('workspace_members')
-    .select(['id', 'email', 'role', 'user_id', 'created_at'])
-    .where('workspace_id', '=', workspaceId)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
+  const rows = await membersWithAddress(db, workspaceId).execute();
   const rank: Record<MemberRole, number> = { owner: 0, admin: 1, member: 2 };
   return rows
     .map((row) => ({

@@ -1,4 +1,5 @@
 import type { Db } from '../db/schema.ts';
+import { membersWithAddress } from './member-addresses.ts';
 
 export interface WorkspaceOwner {
   email: string;
@@ -16,12 +17,8 @@ export async function findWorkspaceOwner(db: Db, workspaceId: string): Promise<W
     .where('id', '=', workspaceId)
     .executeTakeFirst();
   if (!workspace) return undefined;
-  const member = await db
-    .selectFrom('workspace_members')
-    .select('email')
-    .where('workspace_id', '=', workspaceId)
-    .where('role', '=', 'owner')
-    .orderBy('created_at')
+  const member = await membersWithAddress(db, workspaceId)
+    .where('member.role', '=', 'owner')
     .executeTakeFirst();
   const invited =
     member ??

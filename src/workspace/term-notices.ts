@@ -3,6 +3,7 @@ import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { queueMail, type RenderedMail, renderMovedToFree, renderTermEnding } from '../mail/index.ts';
 import { type Clock, DAY_MS } from '../shared/clock.ts';
+import { membersWithAddress } from './member-addresses.ts';
 import type { TermNoticeKind } from './workspace.table.ts';
 
 /**
@@ -183,15 +184,8 @@ async function recordNotice(
  * then the address the newest owner invitation went to, as for other owner notices.
  */
 async function ownerAddresses(db: Db, workspaceId: string): Promise<string[]> {
-  const owners = await db
-    .selectFrom('workspace_members as member')
-    .leftJoin('users', 'users.id', 'member.user_id')
-    .select(['member.email as memberEmail', 'users.email as accountEmail'])
-    .where('member.workspace_id', '=', workspaceId)
-    .where('member.role', '=', 'owner')
-    .orderBy('member.created_at')
-    .execute();
-  if (owners.length > 0) return owners.map((owner) => owner.accountEmail ?? owner.memberEmail);
+  const owners = await membersWithAddress(db, workspaceId).where('member.role', '=', 'owner').execute();
+  if (owners.length > 0) return owners.map((owner) => owner.email);
   const invited = await db
     .selectFrom('workspace_invitations')
     .select('email')

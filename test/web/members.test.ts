@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { findWorkspaceOwner } from '../../src/workspace/index.ts';
 import { testDialect } from '../helpers/database.ts';
 import {
   type AppFixture,
@@ -84,6 +85,33 @@ describe(`the Members page on ${testDialect}`, () => {
     assert.match(mail.text, /join the compliance workspace "Acme" as admin/);
     const invitation = await webClient(fixture.runtime.app).get(invitationPath);
     assert.match(invitation.body, /to become the workspace(&#39;|')s admin/);
+  });
+
+  it('lists a member, and writes to an owner, at the address their account has now, after they changed it', async (t) => {
+    const fixture = await startAppFixture(t);
+    const { workspaceId, owner } = await ownerOfNewWorkspace(fixture, 'Acme');
+    await owner.get('/account');
+    const asked = await owner.post('/account/email', {
+      new_email: 'owner@new.example',
+      password: 'correct horse battery staple',
+    });
+    assert.equal(asked.status, 200, asked.body);
+    await fixture.runtime.jobs.drain();
+    const link = fixture.sent
+      .filter((mail) => mail.to === 'owner@new.example')
+      .at(-1)
+      ?.text.match(/\/account\/email\/emc_[A-Za-z0-9_-]{43}/)?.[0];
+    assert.ok(link, 'a confirmation link went to the new address');
+    await owner.get(link);
+    assert.equal((await owner.post(link, {})).status, 200);
+
+    const page = await owner.get(`/w/${workspaceId}/members`);
+    assert.match(page.body, /owner@new.example <span class="muted">\(you\)<\/span>/);
+    assert.doesNotMatch(page.body, /owner@example.com/);
+    assert.equal(
+      (await findWorkspaceOwner(fixture.runtime.database.db, workspaceId))?.email,
+      'owner@new.example',
+    );
   });
 
   it('takes an invited admin end to end: Integrations open, then 403 as a member, then 404 once removed', async (t) => {
