@@ -23,16 +23,53 @@ export function compiledSchema(schema: TSchema): Validator {
 
 /**
  * Fastify's validator compiler for the whole app. Query strings, path parameters and headers
- * arrive as text, so numbers and booleans their schemas declare are read from it first; a body
- * is JSON and is checked as it came, nothing coerced, filled in or removed.
+ * arrive as text, so numbers and booleans their schemas declare are read from it first. A body
+ * is JSON and is checked as it came, nothing coerced or filled in; only an optional field sent as
+ * `null` where its schema has no null is taken as left out, as many clients write an unset field.
  */
 export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
   const validator = compiledSchema(schema);
   return (input: unknown) => {
     const value = httpPart === 'body' ? input : Value.Convert(schema, input);
-    return validator.Check(value) ? { value } : { error: validator.Errors(value) };
+    if (validator.Check(value)) return { value };
+    if (httpPart === 'body' && dropNullOptionals(schema, value) && validator.Check(value)) return { value };
+    return { error: validator.Errors(value) };
   };
 };
+
+/** Removes, in place, each optional property whose value is null and whose schema allows no null. */
+function dropNullOptionals(schema: TSchema, value: unknown): boolean {
+  if (Array.isArray(value)) {
+    // `items` is one schema for every item, or (a tuple) one schema per position.
+    const items = (schema as { items?: TSchema | TSchema[] }).items;
+    if (items === undefined) return false;
+    const itemSchema = (index: number) => (Array.isArray(items) ? items[index] : items);
+    return value
+      .map((item, index) => {
+        const schemaOfItem = itemSchema(index);
+        return schemaOfItem !== undefined && dropNullOptionals(schemaOfItem, item);
+      })
+      .some(Boolean);
+  }
+  const properties = (schema as { properties?: Record<string, TSchema> }).properties;
+  if (value === null || typeof value !== 'object' || properties === undefined) return false;
+  const required = new Set((schema as { required?: string[] }).required ?? []);
+  const record = value as Record<string, unknown>;
+  let dropped = false;
+  for (const [name, property] of Object.entries(properties)) {
+    if (!Object.hasOwn(record, name)) continue;
+    if (record[name] === null && !required.has(name) && !allowsNull(property)) {
+      delete record[name];
+      dropped = true;
+    } else if (dropNullOptionals(property, record[name])) dropped = true;
+  }
+  return dropped;
+}
+
+function allowsNull(schema: TSchema): boolean {
+  const { type, anyOf } = schema as { type?: unknown; anyOf?: TSchema[] };
+  return type === 'null' || (Array.isArray(type) && type.includes('null')) || (anyOf ?? []).some(allowsNull);
+}
 
 /** One thing wrong with a request part, in no surface's words yet. */
 export interface ValidationIssue {

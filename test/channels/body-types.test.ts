@@ -23,6 +23,25 @@ describe(`JSON bodies are taken as sent, on ${testDialect}: a value of the wrong
     assert.equal(unchanged.buyer?.email, 'a@example.com');
   });
 
+  it('ACP and MPP take an optional field sent as null as left out, as clients that write unset fields do', async (t) => {
+    const fixture = await startMppFixture(t);
+    const acp = injectingClient(fixture.runtime.app);
+    const buyer = { email: 'a@example.com', first_name: null, last_name: null, phone_number: null };
+    const body = {
+      ...createBody('svc-pro-monthly'),
+      buyer,
+      line_items: [{ id: 'svc-pro-monthly', quantity: null }],
+    };
+    const session = expectSession(await acp.create(body), 201);
+    assert.equal(session.buyer?.email, 'a@example.com');
+    assert.equal(session.buyer?.first_name, undefined);
+
+    const response = await fixture.buy('svc-pro-monthly', {
+      body: { buyer: { ...BUYER.buyer, first_name: null, phone_number: null } },
+    });
+    assert.equal(response.status, 402, 'on to the payment challenge');
+  });
+
   it('MPP refuses a buyer name given as a number, naming the field in the problem', async (t) => {
     const fixture = await startMppFixture(t);
     const response = await fixture.buy('svc-pro-monthly', {
