@@ -140,7 +140,14 @@ export function frameworkError(error: FastifyError): ServiceError | undefined {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return { code: 'invalid_json' };
     default:
-      if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+      // Only Fastify's own refusals are the client's doing; an error of a library we call (the
+      // payment provider's SDK carries the provider's 401 or 404) is ours, logged as internal.
+      if (
+        error.code?.startsWith('FST_') &&
+        error.statusCode &&
+        error.statusCode >= 400 &&
+        error.statusCode < 500
+      ) {
         return { code: 'unreadable_request', status: error.statusCode, message: error.message };
       }
       return undefined;

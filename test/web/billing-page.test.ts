@@ -148,6 +148,12 @@ describe(`the Billing page on ${testDialect}`, () => {
     assert.match(unconfirmed.body, /Reload this page in a moment\./);
     assert.doesNotMatch(unconfirmed.body, internals);
 
+    // A provider refusing our own request (a revoked key) is our fault, not the visitor's.
+    fixture.sandbox.faults.failNext(1, 401);
+    const ours = await owner.get(`${billing}/return?checkout=${checkoutId}`);
+    assert.equal(ours.status, 500);
+    assert.doesNotMatch(ours.body, internals);
+
     // A checkout of ours the provider has no record of (its data lost, or another account's).
     const db = fixture.runtime.database.db;
     const row = await db
