@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { copyEvidenceFiles, countEvidenceFiles } from '../compliance/index.ts';
 import type { Config } from '../config.ts';
@@ -84,6 +84,9 @@ async function prepareEmptyDirectory(dir: string): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   if ((await readdir(dir)).length > 0)
     throw new BackupError(`${dir} is not empty; back up into a new directory`);
+  // A directory made beforehand keeps its mode: close it before any file is written into it, since
+  // the database copy is readable while it is written.
+  await chmod(dir, 0o700);
 }
 
 async function readManifest(dir: string): Promise<BackupManifest> {

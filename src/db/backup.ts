@@ -65,15 +65,22 @@ export async function restoreDatabase(config: DatabaseConfig, dir: string): Prom
   if (!(await exists(file))) throw new BackupError(`${file} is missing: not a ${config.kind} backup`);
   if (config.kind === 'sqlite') {
     if (config.file === ':memory:') throw new BackupError('cannot restore into an in-memory database');
-    if (await exists(config.file)) {
+    // A write-ahead log left beside the target (a crashed service's) would be replayed onto the
+    // restored file when it is first opened, silently bringing back the old database's changes.
+    const leftovers = ['', '-wal', '-shm', '-journal'].map((suffix) => `${config.file}${suffix}`);
+    const present = (
+      await Promise.all(leftovers.map(async (found) => ((await exists(found)) ? found : '')))
+    ).filter(Boolean);
+    if (present.length > 0) {
       throw new BackupError(
-        `a database already exists at ${config.file}; restore into an empty DATA_DIR (or move it away first)`,
+        `a database already exists at ${config.file} (${present.join(', ')}); restore into an empty DATA_DIR (or move all of them away first)`,
       );
     }
     await mkdir(path.dirname(config.file), { recursive: true, mode: 0o700 });
     // Copied beside the target and linked into place: a copy cut short never passes for a database,
     // and a database created meanwhile is never overwritten.
     const partial = `${config.file}.restoring`;
+    await rm(partial, { force: true });
     await copyFile(file, partial);
     try {
       await link(partial, config.file);

@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
@@ -176,6 +184,7 @@ describe(`backup and restore of the database and the evidence files on ${testDia
     ).map((order) => order.id);
 
     const backupDir = path.join(temporaryDirectory(t, 'svc-backup-to-'), 'nightly');
+    mkdirSync(backupDir, { mode: 0o755 }); // made beforehand, open to every local user
     let backupFinished = false;
     const backup = svc(source.env, 'backup', '--to', backupDir).finally(() => {
       backupFinished = true;
@@ -193,6 +202,7 @@ describe(`backup and restore of the database and the evidence files on ${testDia
       /^backed up the (sqlite|postgres) database \(migration \d{4}_\w+\) to .+ evidence files copied\n$/,
     );
     assert.ok(boughtDuring.length > 0, 'purchases ran while the backup did');
+    assert.equal(statSync(backupDir).mode & 0o777, 0o700, 'only the operator can read the backup');
     const manifest = JSON.parse(readFileSync(path.join(backupDir, 'manifest.json'), 'utf8'));
     assert.equal(manifest.database, testDialect);
     assert.equal(manifest.evidenceBackend, 'local');
@@ -205,6 +215,15 @@ describe(`backup and restore of the database and the evidence files on ${testDia
     );
 
     const target = await emptyDeployment(t);
+    if (target.database.kind === 'sqlite') {
+      // A crashed service's write-ahead log beside the target would be replayed onto the copy.
+      const wal = `${target.database.file}-wal`;
+      writeFileSync(wal, 'left by a crash');
+      const beside = await svc(target.env, 'restore', '--from', backupDir);
+      assert.equal(beside.code, 1);
+      assert.match(beside.stderr, /a database already exists .*svc\.sqlite-wal/);
+      rmSync(wal);
+    }
     const restored = await svc(target.env, 'restore', '--from', backupDir);
     assert.equal(restored.code, 0, restored.stderr);
     assert.match(
