@@ -15,7 +15,7 @@ import type { ErrorSurface } from './http/errors.ts';
 import { registerHealthRoutes } from './http/health.ts';
 import { PROBLEM_ERRORS } from './http/problem.ts';
 import type { RateLimiters } from './http/rate-limit.ts';
-import { validatorCompiler } from './http/validation.ts';
+import { requestValidator } from './http/validation.ts';
 import { type MailTransport, registerDevMailboxRoutes } from './mail/index.ts';
 import type { Clock } from './shared/clock.ts';
 import { notFoundPage, webApp } from './web/index.ts';
@@ -60,7 +60,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     frameworkErrors: answerUnroutableUrl(errorSurfaceFor),
   }).withTypeProvider<TypeBoxTypeProvider>();
-  app.setValidatorCompiler(validatorCompiler);
+  app.setValidatorCompiler(
+    requestValidator({
+      // ACP and MPP clients sent unset fields as null while Fastify's Ajv read them so; REST keeps
+      // null for "clear this field" (refused where a field cannot be cleared), UCP always refused it.
+      nullAsAbsent: (url) => url.startsWith(`${ACP_PREFIX}/`) || url.startsWith(`${MPP_PREFIX}/`),
+    }),
+  );
 
   closeConnectionsAsTheyGoIdle(app);
   registerHttpBasics(app, {

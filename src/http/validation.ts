@@ -24,18 +24,24 @@ export function compiledSchema(schema: TSchema): Validator {
 /**
  * Fastify's validator compiler for the whole app. Query strings, path parameters and headers
  * arrive as text, so numbers and booleans their schemas declare are read from it first. A body
- * is JSON and is checked as it came, nothing coerced or filled in; only an optional field sent as
- * `null` where its schema has no null is taken as left out, as many clients write an unset field.
+ * is JSON and is checked as it came, nothing coerced or filled in; only on the routes that
+ * `nullAsAbsent` names is an optional field sent as `null` (where its schema has no null) taken
+ * as left out, as many agent clients write an unset field.
  */
-export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
-  const validator = compiledSchema(schema);
-  return (input: unknown) => {
-    const value = httpPart === 'body' ? input : Value.Convert(schema, input);
-    if (validator.Check(value)) return { value };
-    if (httpPart === 'body' && dropNullOptionals(schema, value) && validator.Check(value)) return { value };
-    return { error: validator.Errors(value) };
+export function requestValidator(options: {
+  nullAsAbsent: (routeUrl: string) => boolean;
+}): FastifySchemaCompiler<TSchema> {
+  return ({ schema, httpPart, url }) => {
+    const validator = compiledSchema(schema);
+    const dropsNulls = httpPart === 'body' && options.nullAsAbsent(url);
+    return (input: unknown) => {
+      const value = httpPart === 'body' ? input : Value.Convert(schema, input);
+      if (validator.Check(value)) return { value };
+      if (dropsNulls && dropNullOptionals(schema, value) && validator.Check(value)) return { value };
+      return { error: validator.Errors(value) };
+    };
   };
-};
+}
 
 /** Removes, in place, each optional property whose value is null and whose schema allows no null. */
 function dropNullOptionals(schema: TSchema, value: unknown): boolean {
