@@ -8,6 +8,7 @@ import { WEBHOOK_SECRET } from '../helpers/purchase.ts';
 import {
   type BillingScene,
   billingScene,
+  buyAndReturn,
   fulfilmentCounts,
   ownerSignsInAgain,
   payOnHostedPage,
@@ -235,10 +236,7 @@ describe(`Billing checkout fulfilment on ${testDialect}`, () => {
     const currentEnd = before?.currentTerm?.endsAt;
     assert.ok(currentEnd);
 
-    const { payUrl } = await startBuying(scene, 'svc-pro-annual');
-    const back = new URL((await payOnHostedPage(payUrl)).headers.get('location') ?? '');
-    await fixture.sandbox.events.flush();
-    const returned = await owner.get(back.pathname + back.search);
+    const returned = await buyAndReturn(scene, 'svc-pro-annual');
     assert.match(
       returned.body,
       /Paid: Pro is the next term, from <time datetime="2026-04-01T12:00:00.000Z">/,
@@ -311,10 +309,7 @@ describe(`Billing checkout fulfilment on ${testDialect}`, () => {
     scene.owner = owner;
     assert.match((await owner.get(`/w/${workspaceId}/billing`)).body, /A plan bought now starts at once\./);
 
-    const { payUrl } = await startBuying(scene, 'svc-pro-annual');
-    const back = new URL((await payOnHostedPage(payUrl)).headers.get('location') ?? '');
-    await fixture.sandbox.events.flush();
-    const returned = await owner.get(back.pathname + back.search);
+    const returned = await buyAndReturn(scene, 'svc-pro-annual');
     assert.match(
       returned.body,
       /Paid: the workspace is on Pro until <time datetime="2027-04-05T12:00:00.000Z">/,

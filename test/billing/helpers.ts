@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { DAY_MS } from '../../src/shared/clock.ts';
 import { endElapsedTerms } from '../../src/workspace/index.ts';
-import { startWebFixture, type WebClient, type WebFixture, webClient } from '../helpers/web.ts';
+import {
+  startWebFixture,
+  type WebClient,
+  type WebFixture,
+  type WebResponse,
+  webClient,
+} from '../helpers/web.ts';
 
 export const SUCCESS_CARD = '4242 4242 4242 4242';
 export const DECLINE_CARD = '4000 0000 0000 0002';
@@ -68,6 +74,17 @@ export async function startBuying(
   const checkoutId = /cs_test_[A-Za-z0-9]+/.exec(payUrl)?.[0];
   assert.ok(checkoutId, `no checkout in ${payUrl}`);
   return { payUrl, checkoutId };
+}
+
+/**
+ * The whole purchase on Billing: chooses the plan term, pays on the provider's page, lets the
+ * provider's events arrive and follows the way back; answers the return page.
+ */
+export async function buyAndReturn(scene: BillingScene, itemId: string): Promise<WebResponse> {
+  const { payUrl } = await startBuying(scene, itemId);
+  const back = new URL((await payOnHostedPage(payUrl)).headers.get('location') ?? '');
+  await scene.fixture.sandbox.events.flush();
+  return scene.owner.get(back.pathname + back.search);
 }
 
 /** Pays on the sandbox's hosted page; answers where it sends the person (the success URL when paid). */
