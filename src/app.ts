@@ -15,6 +15,7 @@ import type { ErrorSurface } from './http/errors.ts';
 import { registerHealthRoutes } from './http/health.ts';
 import { PROBLEM_ERRORS } from './http/problem.ts';
 import type { RateLimiters } from './http/rate-limit.ts';
+import { lazyResponseSerializers } from './http/serialization.ts';
 import { requestValidator } from './http/validation.ts';
 import { type MailTransport, registerDevMailboxRoutes } from './mail/index.ts';
 import type { Clock } from './shared/clock.ts';
@@ -47,7 +48,7 @@ function errorSurfaceFor(url: string): ErrorSurface {
   return PROBLEM_ERRORS;
 }
 
-/** Builds the HTTP application from the modules; `main.ts` boots it, tests inject into it. */
+/** Builds the HTTP application from the modules; `serve.ts` boots it, tests inject into it. */
 export function buildApp(deps: AppDeps): FastifyInstance {
   const app = Fastify({
     loggerInstance: deps.logger,
@@ -59,6 +60,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     frameworkErrors: answerUnroutableUrl(errorSurfaceFor),
+    schemaController: { compilersFactory: { buildSerializer: lazyResponseSerializers() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(
     requestValidator({

@@ -208,7 +208,7 @@ async function restore(config: Config, args: string[]): Promise<void> {
 }
 
 async function checkEvidence(config: Config, database: DatabaseHandle): Promise<void> {
-  const store = createFileStore(config.evidenceStorage, database.db, systemClock);
+  const store = await createFileStore(config.evidenceStorage, database.db, systemClock);
   try {
     const { checked, missing, mismatched } = await checkEvidenceFiles(database.db, store);
     for (const id of missing) console.log(`missing     ${id}`);

@@ -15,6 +15,13 @@ export interface RedisConfig {
   commandTimeoutMs: number;
 }
 
+/** The Redis URL as logs and the start banner may show it (no password). */
+export function redactedRedisUrl(url: string): string {
+  const shown = new URL(url);
+  if (shown.password) shown.password = '***';
+  return shown.href;
+}
+
 export interface S3StorageConfig {
   kind: 's3';
   bucket: string;

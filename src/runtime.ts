@@ -17,7 +17,6 @@ import type { Config } from './config.ts';
 import { type DatabaseHandle, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { createMemoryRateLimiters, type RateLimiters } from './http/rate-limit.ts';
-import { openRedisRateLimiters } from './http/rate-limit-redis.ts';
 import { deleteExpiredKeys } from './idempotency/index.ts';
 import { deleteFinishedJobs, type JobLogger, JobRunner } from './jobs/index.ts';
 import {
@@ -107,7 +106,7 @@ export function paymentProviderFor(config: Config, sandboxUrl?: string): Payment
 
 /**
  * Wires the service: database (migrated), mail transport, job runner and HTTP app.
- * Nothing is listening or polling yet; `main.ts` starts those.
+ * Nothing is listening or polling yet; `serve.ts` starts those.
  */
 export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
   const clock = options.clock ?? systemClock;
@@ -139,9 +138,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     resolveHost: options.webhooks?.resolveHost ?? systemResolver(),
   };
   const rateLimiters: RateLimiters = config.redis
-    ? await openRedisRateLimiters(config.redis, clock, logger)
+    ? await (await import('./http/rate-limit-redis.ts')).openRedisRateLimiters(config.redis, clock, logger)
     : createMemoryRateLimiters(clock);
-  const evidenceStore = createFileStore(config.evidenceStorage, database.db, clock);
+  const evidenceStore = await createFileStore(config.evidenceStorage, database.db, clock);
   const app = buildApp({
     config,
     database,

@@ -4,8 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config.ts';
-import { redactedRedisUrl } from '../src/http/rate-limit-redis.ts';
+import { ConfigError, loadConfig, redactedRedisUrl } from '../src/config.ts';
 import { occupyPort } from './helpers/ports.ts';
 
 /** Everything production may not take a development default for. */

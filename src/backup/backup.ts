@@ -45,7 +45,7 @@ export async function takeBackup(
 ): Promise<BackupManifest> {
   await prepareEmptyDirectory(dir);
   const evidenceBackend = config.evidenceStorage.kind;
-  const live = createFileStore(config.evidenceStorage, database.db, systemClock);
+  const live = await createFileStore(config.evidenceStorage, database.db, systemClock);
   try {
     const manifest = await dumpDatabase(database, config.database, dir, async (snapshot) => {
       const migration = await latestAppliedMigration(snapshot);
@@ -139,7 +139,7 @@ export async function restoreBackup(config: Config, dir: string): Promise<Restor
   }
   await restoreDatabase(config.database, dir);
   const database = openDatabase(config.database);
-  const target = createFileStore(config.evidenceStorage, database.db, systemClock);
+  const target = await createFileStore(config.evidenceStorage, database.db, systemClock);
   try {
     const source = backupEvidenceStore(manifest, dir, database);
     if (!source || (source.kind === 'database' && target.kind === 'database')) {

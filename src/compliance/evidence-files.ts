@@ -2,7 +2,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { ReadableStream } from 'node:stream/web';
-import { fileTypeFromStream } from 'file-type';
 import { err, ok, type Result } from '../shared/result.ts';
 import type { FileStore } from '../storage/index.ts';
 
@@ -155,6 +154,7 @@ async function detectedType(store: FileStore, storedName: string): Promise<strin
   const stream = await store.open(storedName);
   if (!stream) throw new Error(`the staged file ${storedName} is missing`);
   try {
+    const { fileTypeFromStream } = await import('file-type');
     return (await fileTypeFromStream(Readable.toWeb(stream) as ReadableStream<Uint8Array>))?.mime;
   } finally {
     stream.destroy();

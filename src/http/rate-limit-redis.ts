@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
 import { type CommandParser, createClient, defineScript } from 'redis';
-import type { RedisConfig } from '../config.ts';
+import { type RedisConfig, redactedRedisUrl } from '../config.ts';
 import type { Clock } from '../shared/clock.ts';
 import {
   createMemoryRateLimiter,
@@ -35,13 +35,6 @@ const COUNT_HIT = defineScript({
   },
   transformReply: (reply: number) => Number(reply),
 });
-
-/** The Redis URL as logs and the start banner may show it (no password). */
-export function redactedRedisUrl(url: string): string {
-  const shown = new URL(url);
-  if (shown.password) shown.password = '***';
-  return shown.href;
-}
 
 /**
  * One connection to Redis and whether it is usable. Any failed or slow count marks it down (one
