@@ -11,11 +11,12 @@ import type { Config } from './config.ts';
 import type { DatabaseHandle } from './db/database.ts';
 import { registerDiscoveryRoutes } from './discovery/index.ts';
 import { answerUnroutableUrl, registerHttpBasics, requestIdFrom } from './http/basics.ts';
+import { DeferredCompilation } from './http/deferred-compilation.ts';
 import type { ErrorSurface } from './http/errors.ts';
 import { registerHealthRoutes } from './http/health.ts';
 import { PROBLEM_ERRORS } from './http/problem.ts';
 import type { RateLimiters } from './http/rate-limit.ts';
-import { lazyResponseSerializers } from './http/serialization.ts';
+import { deferredResponseSerializers } from './http/serialization.ts';
 import { requestValidator } from './http/validation.ts';
 import { type MailTransport, registerDevMailboxRoutes } from './mail/index.ts';
 import type { Clock } from './shared/clock.ts';
@@ -48,8 +49,19 @@ function errorSurfaceFor(url: string): ErrorSurface {
   return PROBLEM_ERRORS;
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * Compiles the request validators and response serializers no request has needed yet; throws
+     * one error naming every route whose schema does not compile.
+     */
+    compileDeferredSchemas(): void;
+  }
+}
+
 /** Builds the HTTP application from the modules; `serve.ts` boots it, tests inject into it. */
 export function buildApp(deps: AppDeps): FastifyInstance {
+  const deferred = new DeferredCompilation();
   const app = Fastify({
     loggerInstance: deps.logger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -60,15 +72,17 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     frameworkErrors: answerUnroutableUrl(errorSurfaceFor),
-    schemaController: { compilersFactory: { buildSerializer: lazyResponseSerializers() } },
+    schemaController: { compilersFactory: { buildSerializer: deferredResponseSerializers(deferred) } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(
     requestValidator({
       // ACP and MPP clients sent unset fields as null while Fastify's Ajv read them so; REST keeps
       // null for "clear this field" (refused where a field cannot be cleared), UCP always refused it.
       nullAsAbsent: (url) => url.startsWith(`${ACP_PREFIX}/`) || url.startsWith(`${MPP_PREFIX}/`),
+      deferred,
     }),
   );
+  app.decorate('compileDeferredSchemas', () => deferred.compileAll());
 
   closeConnectionsAsTheyGoIdle(app);
   registerHttpBasics(app, {

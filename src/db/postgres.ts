@@ -28,8 +28,15 @@ export interface PostgresOptions {
   onIdleClientError: (error: Error) => void;
 }
 
-/** Statements a connection keeps prepared, at most; later ones are sent unnamed, as before. */
+/** Statements a connection prepares, at most; later ones are sent unnamed, as before. */
 const PREPARED_PER_CONNECTION = 500;
+
+/**
+ * Errors after which a prepared statement cannot be used again on its connection: its result type
+ * changed under it ("cached plan must not change result type", when a migration of another
+ * instance changes a column's type), or it is gone (`prepared statement "svc_3" does not exist`).
+ */
+const UNUSABLE_STATEMENT = new Set(['0A000', '26000']);
 
 /**
  * A connection that prepares each statement once and from then on only binds it: PostgreSQL then
@@ -38,10 +45,14 @@ const PREPARED_PER_CONNECTION = 500;
  * statement naming its columns keeps its result type when a migration adds a column, while a
  * prepared `select *` would fail with "cached plan must not change result type" on every instance
  * still holding it. PostgreSQL re-plans a prepared statement itself when a table it reads changes.
+ * A statement that fails in a way that leaves it unusable (above, or a value the driver could not
+ * send, which closes the statement on the server) fails that one query; the next prepares it anew
+ * under another name.
  */
 function preparingClient(driver: typeof pg): typeof pg.Client {
   return class PreparingClient extends driver.Client {
     readonly #names = new Map<string, string>();
+    #prepared = 0;
 
     override query(...args: unknown[]): never {
       const [text, values, callback] = args;
@@ -54,11 +65,19 @@ function preparingClient(driver: typeof pg): typeof pg.Client {
         !text.includes('*')
       ) {
         let name = this.#names.get(text);
-        if (name === undefined && this.#names.size < PREPARED_PER_CONNECTION) {
-          name = `svc_${this.#names.size}`;
+        if (name === undefined && this.#prepared < PREPARED_PER_CONNECTION) {
+          name = `svc_${this.#prepared++}`;
           this.#names.set(text, name);
         }
-        if (name !== undefined) return query.call(this, { name, text, values });
+        if (name !== undefined) {
+          const result = query.call(this, { name, text, values }) as Promise<unknown>;
+          return result.catch((error: unknown) => {
+            const unusable =
+              !(error instanceof driver.DatabaseError) || UNUSABLE_STATEMENT.has(error.code ?? '');
+            if (unusable && this.#names.get(text) === name) this.#names.delete(text);
+            throw error;
+          }) as never;
+        }
       }
       return query.apply(this, args);
     }

@@ -1,5 +1,6 @@
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import type { FastifyServerOptions } from 'fastify';
+import type { DeferredCompilation } from './deferred-compilation.ts';
 
 type SerializerFactory = NonNullable<
   NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']
@@ -7,20 +8,18 @@ type SerializerFactory = NonNullable<
 
 /**
  * Fastify's own response serializers (fast-json-stringify), each compiled when its route first
- * answers with that status instead of when the app starts: compiling all of them took about
- * 110 ms of every start, for routes most of which an instance does not call in its first second.
- * A serializer is still compiled once and then reused; what it writes is unchanged.
+ * answers with that status (or by `compileAll`), with nullable unions written as `nullable`.
  */
-export function lazyResponseSerializers(): SerializerFactory {
+export function deferredResponseSerializers(deferred: DeferredCompilation): SerializerFactory {
   const build = SerializerSelector();
   return (externalSchemas, options) => {
     const compile = build(externalSchemas, options);
     return (route) => {
-      let serialize: ((data: unknown) => string) | undefined;
-      return (data) => {
-        serialize ??= compile({ ...route, schema: nullableUnions(route.schema) });
-        return serialize(data);
-      };
+      const serializer = deferred.defer(
+        `the ${route.httpStatus} answer of ${route.method} ${route.url}`,
+        () => compile({ ...route, schema: nullableUnions(route.schema) }),
+      );
+      return (data) => serializer()(data);
     };
   };
 }

@@ -2,6 +2,7 @@ import type { FastifyError, FastifySchemaCompiler, FastifySchemaValidationError 
 import type { TSchema } from 'typebox';
 import { Compile, type Validator } from 'typebox/compile';
 import { Value } from 'typebox/value';
+import type { DeferredCompilation } from './deferred-compilation.ts';
 
 /**
  * The one request validator: TypeBox, every route of every surface, each schema compiled once.
@@ -30,14 +31,16 @@ export function compiledSchema(schema: TSchema): Validator {
  */
 export function requestValidator(options: {
   nullAsAbsent: (routeUrl: string) => boolean;
+  /** Compiles each schema on its route's first request (or when everything is compiled). */
+  deferred: DeferredCompilation;
 }): FastifySchemaCompiler<TSchema> {
-  return ({ schema, httpPart, url }) => {
-    // Compiled on the route's first request, not at start: most routes of an instance's life are
-    // never called in its first second, and compiling them all took a fifth of the start-up.
-    let validator: Validator | undefined;
+  return ({ schema, httpPart, method, url }) => {
+    const compiled = options.deferred.defer(`the ${httpPart} of ${method} ${url}`, () =>
+      compiledSchema(schema),
+    );
     const dropsNulls = httpPart === 'body' && options.nullAsAbsent(url);
     return (input: unknown) => {
-      validator ??= compiledSchema(schema);
+      const validator = compiled();
       const value = httpPart === 'body' ? input : Value.Convert(schema, input);
       if (validator.Check(value)) return { value };
       if (dropsNulls && dropNullOptionals(schema, value) && validator.Check(value)) return { value };

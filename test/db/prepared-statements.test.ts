@@ -45,4 +45,41 @@ describe('statements prepared on a PostgreSQL connection', {
       assert.equal(all.length, 1);
     });
   });
+
+  it('fails one query after another instance changes the type of a column it reads, then prepares it again', async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.close());
+    const other = database.reopen();
+    t.after(() => other.close());
+    await other.db
+      .insertInto('workspaces')
+      .values({ id: 'ws_a', name: 'Acme', plan: 'free', created_at: 1, updated_at: 1 })
+      .execute();
+
+    await database.db.connection().execute(async (connection) => {
+      const read = () =>
+        connection.selectFrom('workspaces').select(['id', 'created_at']).where('id', '=', 'ws_a').execute();
+      assert.deepEqual(await read(), [{ id: 'ws_a', created_at: 1 }]);
+      await sql`alter table workspaces alter column created_at type numeric`.execute(other.db);
+      await assert.rejects(read(), /cached plan must not change result type/);
+      assert.deepEqual(await read(), [{ id: 'ws_a', created_at: '1' }]);
+    });
+  });
+
+  it('prepares a statement again after a value the driver could not send', async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.close());
+
+    await database.db.connection().execute(async (connection) => {
+      const byName = (name: unknown) =>
+        connection
+          .selectFrom('workspaces')
+          .select(['id'])
+          .where('name', '=', name as string)
+          .execute();
+      assert.deepEqual(await byName('Acme'), []);
+      await assert.rejects(byName({ big: 1n }), TypeError);
+      assert.deepEqual(await byName('Acme'), []);
+    });
+  });
 });

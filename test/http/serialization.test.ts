@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Type } from 'typebox';
-import { lazyResponseSerializers, nullableUnions } from '../../src/http/serialization.ts';
+import { DeferredCompilation } from '../../src/http/deferred-compilation.ts';
+import { deferredResponseSerializers, nullableUnions } from '../../src/http/serialization.ts';
 import { Nullable, Timestamp } from '../../src/shared/wire.ts';
 
 const Row = Type.Object({
@@ -14,7 +15,7 @@ const Row = Type.Object({
 const Page = Type.Object({ data: Type.Array(Row), next: Nullable(Type.String()) });
 
 function serializerFor(schema: unknown): (data: unknown) => string {
-  const compile = lazyResponseSerializers()?.(undefined, undefined);
+  const compile = deferredResponseSerializers(new DeferredCompilation())?.(undefined, undefined);
   if (!compile) throw new Error('no serializer factory');
   return compile({ schema, method: 'GET', url: '/rows', httpStatus: '200' }) as (data: unknown) => string;
 }
