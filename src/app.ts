@@ -55,7 +55,7 @@ declare module 'fastify' {
      * Compiles the request validators and response serializers no request has needed yet; throws
      * one error naming every route whose schema does not compile.
      */
-    compileDeferredSchemas(): void;
+    compileDeferredSchemas(): Promise<void>;
   }
 }
 

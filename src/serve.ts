@@ -83,12 +83,8 @@ async function start(config: Config): Promise<void> {
   console.log(banner(runtime, sandbox, address, performance.now() - started));
   // Compiled once the service answers, not before: a schema that cannot compile is still
   // reported at start, without delaying the first healthy answer.
-  setImmediate(() => {
-    try {
-      runtime.app.compileDeferredSchemas();
-    } catch (error) {
-      runtime.app.log.error({ err: error }, 'schemas that do not compile: their routes answer 500');
-    }
+  runtime.app.compileDeferredSchemas().catch((error: unknown) => {
+    runtime.app.log.error({ err: error }, 'schemas that do not compile: their routes answer 500');
   });
 
   let closing = false;

@@ -29,10 +29,14 @@ export class DeferredCompilation {
     return get;
   }
 
-  /** Compiles everything still waiting; the failures, each naming its route, in one error. */
-  compileAll(): void {
+  /**
+   * Compiles everything still waiting, one schema per turn of the event loop so that requests
+   * arriving meanwhile are not held up; the failures, each naming its route, in one error.
+   */
+  async compileAll(): Promise<void> {
     const failures: Error[] = [];
     for (const warm of [...this.#waiting]) {
+      await new Promise((resolve) => setImmediate(resolve));
       try {
         warm();
       } catch (error) {

@@ -11,7 +11,7 @@ describe('schemas compiled on first use', () => {
   it('compile for every route and answer of the service', async (t) => {
     const runtime = await startTestRuntime(t);
     await runtime.app.ready();
-    runtime.app.compileDeferredSchemas();
+    await runtime.app.compileDeferredSchemas();
   });
 
   it('report a schema that cannot compile by its route, and answer 500 there, not hang', async (t) => {
@@ -31,7 +31,7 @@ describe('schemas compiled on first use', () => {
     );
     await app.ready();
 
-    assert.throws(() => deferred.compileAll(), /the querystring of GET \/broken does not compile/);
+    await assert.rejects(deferred.compileAll(), /the querystring of GET \/broken does not compile/);
     assert.equal((await app.inject('/broken?q=x')).statusCode, 500);
     const fine = await app.inject('/fine');
     assert.deepEqual([fine.statusCode, fine.json()], [200, { ok: true }]);
