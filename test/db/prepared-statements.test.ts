@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import { sql } from 'kysely';
 import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/database.ts';
 
@@ -25,14 +25,7 @@ describe('statements prepared on a PostgreSQL connection', {
   });
 
   it('keeps answering after another instance adds a column to the table a prepared statement reads', async (t) => {
-    const database = await createTestDatabase();
-    t.after(() => database.close());
-    const other = database.reopen();
-    t.after(() => other.close());
-    await other.db
-      .insertInto('workspaces')
-      .values({ id: 'ws_a', name: 'Acme', plan: 'free', created_at: 1, updated_at: 1 })
-      .execute();
+    const { database, other } = await twoInstancesWithAWorkspace(t);
 
     await database.db.connection().execute(async (connection) => {
       const read = () =>
@@ -47,14 +40,7 @@ describe('statements prepared on a PostgreSQL connection', {
   });
 
   it('fails one query after another instance changes the type of a column it reads, then prepares it again', async (t) => {
-    const database = await createTestDatabase();
-    t.after(() => database.close());
-    const other = database.reopen();
-    t.after(() => other.close());
-    await other.db
-      .insertInto('workspaces')
-      .values({ id: 'ws_a', name: 'Acme', plan: 'free', created_at: 1, updated_at: 1 })
-      .execute();
+    const { database, other } = await twoInstancesWithAWorkspace(t);
 
     await database.db.connection().execute(async (connection) => {
       const read = () =>
@@ -83,3 +69,16 @@ describe('statements prepared on a PostgreSQL connection', {
     });
   });
 });
+
+/** A test database seen by two instances (two pools), with one workspace in it. */
+async function twoInstancesWithAWorkspace(t: TestContext) {
+  const database = await createTestDatabase();
+  t.after(() => database.close());
+  const other = database.reopen();
+  t.after(() => other.close());
+  await other.db
+    .insertInto('workspaces')
+    .values({ id: 'ws_a', name: 'Acme', plan: 'free', created_at: 1, updated_at: 1 })
+    .execute();
+  return { database, other };
+}
