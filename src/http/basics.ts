@@ -33,6 +33,10 @@ export interface HttpBasicsOptions {
 
 export function registerHttpBasics(app: FastifyInstance, options: HttpBasicsOptions): void {
   useBoundedJsonParser(app, { emptyIsNone: false });
+  // Every surface takes JSON (forms and uploads add their own parsers where they take them).
+  // Fastify's default text/plain parser handed a string to JSON schemas: ACP, MPP and REST
+  // answered 400 where UCP, which has no such parser, answered 415.
+  app.removeContentTypeParser('text/plain');
   const methodsByRoute = findMyWay();
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];

@@ -46,7 +46,7 @@ const SURFACES: Surface[] = [
 ];
 
 describe('errors every surface shares, each in its own format', () => {
-  it('answers an oversized body with 413, a wrong media type with 415 and an unknown path with 404, echoing the Request-Id', async (t) => {
+  it('answers an oversized body with 413, a wrong media type (text/plain too) with 415 and an unknown path with 404, echoing the Request-Id', async (t) => {
     const api = await startApiFixture(t, { env: { BODY_LIMIT_BYTES: '2048' } });
     for (const surface of SURFACES) {
       const send = async (path: string, contentType: string, body: string) => {
@@ -70,11 +70,13 @@ describe('errors every surface shares, each in its own format', () => {
       const oversized = JSON.stringify({ pad: 'x'.repeat(4096) });
       const tooLarge = await send(surface.url, 'application/json', oversized);
       const wrongType = await send(surface.url, 'application/xml', '<plan/>');
+      const plainText = await send(surface.url, 'text/plain', '{}');
       const unknownPath = await send(`${surface.url}/nowhere/deeper`, 'application/json', '{}');
       assert.deepEqual(
-        [tooLarge, wrongType, unknownPath],
+        [tooLarge, wrongType, plainText, unknownPath],
         [
           { status: 413, code: surface.name === 'ACP' ? 'request_too_large' : 'body_too_large' },
+          { status: 415, code: 'unsupported_media_type' },
           { status: 415, code: 'unsupported_media_type' },
           { status: 404, code: 'not_found' },
         ],

@@ -95,7 +95,7 @@ export function evidenceRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCata
       if (request.isMultipart()) {
         return uploadEvidence(request, reply, evidenceDeps(request), deps.config.api.evidenceMaxBytes);
       }
-      // Only JSON bodies are validated against the link schema; Fastify also parses text/plain.
+      // A POST with no body at all (no content type to parse) is neither a link nor a file.
       if (request.mediaType !== 'application/json' || request.body === undefined) {
         const detail = 'Send a link as application/json or a file as multipart/form-data.';
         return sendProblem(reply, problem(request, 415, 'unsupported_media_type', detail));
