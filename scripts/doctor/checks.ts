@@ -69,10 +69,37 @@ const firstOffer = async (ctx: Context): Promise<MppOffer> => {
   );
 };
 
-function requirePurchases(ctx: Context): void {
-  if (!ctx.options.allowPurchases) throw new Skip('purchases not allowed (--allow-purchases)');
+/** The network the PSP sandbox that `npm start` embeds names in its payment handlers and 402s. */
+const SANDBOX_NETWORK = 'profile_test_sandbox';
+
+/**
+ * Purchases are made with sandbox tokens only, and without `--allow-purchases` only where they
+ * cost nothing: the deployment's 402 names the sandbox's network and the sandbox answers at
+ * `--psp-url` (the `npm start` default), so the tokens minted there are ones it can charge.
+ */
+async function requirePurchases(ctx: Context): Promise<void> {
   if (!ctx.options.psp.key.startsWith('sk_test_'))
     throw new Skip('purchases need a sandbox key (sk_test_...)');
+  if (ctx.options.allowPurchases) return;
+  const { challenge } = await ctx.probe(await firstOffer(ctx));
+  const network = (challenge.request as Json).methodDetails?.networkId;
+  if (network !== SANDBOX_NETWORK)
+    throw new Skip(
+      `the deployment's PSP network is ${network}, not the sandbox's; --allow-purchases buys with sandbox tokens anyway`,
+    );
+  if (!(await sandboxAnswers(ctx.options.psp.url)))
+    throw new Skip(
+      `the deployment is on a PSP sandbox, but none answers at ${ctx.options.psp.url} (--psp-url)`,
+    );
+}
+
+async function sandboxAnswers(url: string): Promise<boolean> {
+  try {
+    await fetch(url, { signal: AbortSignal.timeout(2000) });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Purchases the MPP check makes, kept for the single-use check that reuses its credential. */
@@ -483,7 +510,7 @@ export const CHECKS: Check[] = [
   {
     id: 'acp.purchase',
     async run(ctx) {
-      requirePurchases(ctx);
+      await requirePurchases(ctx);
       const { schemas } = await needs(ctx.acp, 'acp.discovery');
       const { item } = await firstOffer(ctx);
       const bought = await buyAcp(
@@ -503,7 +530,7 @@ export const CHECKS: Check[] = [
   {
     id: 'ucp.purchase',
     async run(ctx) {
-      requirePurchases(ctx);
+      await requirePurchases(ctx);
       const { schemas } = await needs(ctx.ucp, 'ucp.discovery');
       const { item } = await firstOffer(ctx);
       const bought = await buyUcp(
@@ -523,7 +550,7 @@ export const CHECKS: Check[] = [
   {
     id: 'mpp.purchase',
     async run(ctx) {
-      requirePurchases(ctx);
+      await requirePurchases(ctx);
       const offer = await firstOffer(ctx);
       const body = JSON.stringify({ buyer: { email: ctx.options.email } });
       const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body };
@@ -558,7 +585,7 @@ export const CHECKS: Check[] = [
   {
     id: 'mpp.challenge.single-use',
     async run(ctx) {
-      requirePurchases(ctx);
+      await requirePurchases(ctx);
       const paid = paidMpp.get(ctx);
       if (!paid) throw new Skip('needs mpp.purchase');
       const reused = await http('POST', paid.offer.url, {

@@ -5,7 +5,8 @@
  * Checks a deployment from the outside against the vendored official schemas and the spec: one
  * line per check (PASS, FAIL or SKIP with its evidence), then a summary; exits 1 when a check
  * fails, 2 on a usage error. It opens and cancels checkout sessions; it buys (once per protocol,
- * with sandbox tokens) only with --allow-purchases.
+ * with sandbox tokens) when the deployment is on the PSP sandbox at --psp-url, or with
+ * --allow-purchases.
  */
 import { parseArgs } from 'node:util';
 import { SANDBOX_DEFAULTS } from '../agent/psp.ts';

@@ -18,10 +18,10 @@ export interface Deployment extends PurchaseFixture {
  * name the address it listens on. The clock is set to the real time because mppx checks a
  * challenge's expiry against it.
  */
-export async function startDeployment(t: TestContext): Promise<Deployment> {
+export async function startDeployment(t: TestContext, env: Record<string, string> = {}): Promise<Deployment> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const fixture = await startPurchaseFixture(t, { env: { BASE_URL: baseUrl } });
+  const fixture = await startPurchaseFixture(t, { env: { BASE_URL: baseUrl, ...env } });
   fixture.clock.set(new Date());
   await fixture.runtime.app.listen({ port, host: '127.0.0.1' });
   return { ...fixture, baseUrl, pspFlags: ['--psp-url', fixture.sandbox.url, '--psp-key', SANDBOX_KEY] };

@@ -93,9 +93,9 @@ async function startBrokenDeployment(t: TestContext, upstream: string, tamper: T
 }
 
 describe(`the doctor on ${testDialect}`, () => {
-  it('passes every check against the service, buying once per protocol with sandbox tokens', async (t) => {
+  it('passes every check against the service on the sandbox, buying once per protocol with sandbox tokens unasked', async (t) => {
     const deployment = await startDeployment(t);
-    const { code, report } = await doctor(deployment.baseUrl, deployment, ['--allow-purchases']);
+    const { code, report } = await doctor(deployment.baseUrl, deployment);
     assert.deepEqual(failing(report), []);
     assert.equal(code, 0);
     assert.deepEqual(report.summary, { pass: report.checks.length, fail: 0, skip: 0 });
@@ -104,8 +104,8 @@ describe(`the doctor on ${testDialect}`, () => {
     assert.deepEqual([counts.succeeded, counts.orders], [3, 3], 'one purchase per protocol');
   });
 
-  it('buys nothing without --allow-purchases, and says so', async (t) => {
-    const deployment = await startDeployment(t);
+  it('buys nothing unasked from a deployment whose payments are not the sandbox, and says so', async (t) => {
+    const deployment = await startDeployment(t, { PSP_NETWORK_PROFILE_ID: 'profile_live_elsewhere' });
     const { code, report } = await doctor(deployment.baseUrl, deployment);
     assert.equal(code, 0);
     const skipped = report.checks.filter((check) => check.result === 'skip');
@@ -114,6 +114,18 @@ describe(`the doctor on ${testDialect}`, () => {
       ['acp.purchase', 'ucp.purchase', 'mpp.purchase', 'mpp.challenge.single-use'],
     );
     assert.ok(skipped.every((check) => check.evidence.includes('--allow-purchases')));
+    const counts = await deployment.counts();
+    assert.deepEqual([counts.paymentIntents, counts.orders], [0, 0]);
+  });
+
+  it('buys nothing unasked when no sandbox answers at --psp-url, and says where it looked', async (t) => {
+    const deployment = await startDeployment(t);
+    const nowhere = `http://127.0.0.1:${await freePort()}`;
+    const { code, report } = await doctor(deployment.baseUrl, deployment, ['--psp-url', nowhere]);
+    assert.equal(code, 0);
+    const skipped = report.checks.filter((check) => check.result === 'skip');
+    assert.equal(skipped.length, 4);
+    assert.ok(skipped.every((check) => check.evidence.includes(nowhere)));
     const counts = await deployment.counts();
     assert.deepEqual([counts.paymentIntents, counts.orders], [0, 0]);
   });
