@@ -39,7 +39,12 @@ import {
   systemResolver,
   type TargetPolicy,
 } from './webhooks/index.ts';
-import { endElapsedTerms, findWorkspaceOwner, sendDueTermReminders } from './workspace/index.ts';
+import {
+  endElapsedTerms,
+  findWorkspaceOwner,
+  knownWorkspaceIds,
+  sendDueTermReminders,
+} from './workspace/index.ts';
 
 /**
  * Jobs running at once per instance, and of one concurrency key (one webhook receiver). Most jobs
@@ -260,11 +265,21 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         intervalMs: 60 * MINUTE_MS,
         run: async () => {
           const swept = await sweepEvidenceFiles(
-            { db: database.db, store: evidenceStore },
+            {
+              db: database.db,
+              store: evidenceStore,
+              knownWorkspaces: (ids) => knownWorkspaceIds(database.db, ids),
+            },
             clock.now().getTime() - PENDING_FILE_GRACE_MS,
           );
           if (swept.finalized + swept.removed > 0) {
             app.log.warn({ event: 'evidence.orphans_swept', ...swept }, 'evidence files swept');
+          }
+          if (swept.foreign > 0) {
+            app.log.warn(
+              { event: 'evidence.foreign_files', count: swept.foreign },
+              'the evidence store holds files of workspaces this database does not have (another deployment or database shares it); left alone',
+            );
           }
         },
       },

@@ -88,6 +88,11 @@ export function storedFileName(workspaceId: string, storageKey: string): string 
   return `${workspaceId}/${storageKey}`;
 }
 
+/** The workspace a stored file's name says it belongs to. */
+export function workspaceOfStoredFile(name: string): string {
+  return name.slice(0, name.indexOf('/'));
+}
+
 /**
  * Streams an upload into the store as a pending file while hashing it and checking whether it is
  * UTF-8 text, then decides its type from the stored bytes. A refused upload leaves nothing

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Db } from '../db/schema.ts';
 import { DAY_MS } from '../shared/clock.ts';
 import type { FileStore, StoredObject } from '../storage/index.ts';
-import { storedFileName } from './evidence-files.ts';
+import { storedFileName, workspaceOfStoredFile } from './evidence-files.ts';
 
 /** How long a pending file may wait for its record: far beyond the slowest upload of the largest file. */
 export const PENDING_FILE_GRACE_MS = DAY_MS;
@@ -14,6 +14,18 @@ export interface SweepOutcome {
   finalized: number;
   /** Files no record names: pending ones older than the bound, and final ones left by a deletion. */
   removed: number;
+  /**
+   * Files of workspaces this database does not have: another database's, sharing the store (one
+   * DATA_DIR, bucket or prefix for two deployments, or for SQLite and PostgreSQL). Left alone.
+   */
+  foreign: number;
+}
+
+export interface SweepDeps {
+  db: Db;
+  store: FileStore;
+  /** Those of the ids that are workspaces of this database (the workspace module answers). */
+  knownWorkspaces: (ids: readonly string[]) => Promise<Set<string>>;
 }
 
 /** The names among `objects` that a file evidence record points to. */
@@ -31,20 +43,22 @@ async function namedByRecords(db: Db, objects: readonly StoredObject[]): Promise
 /**
  * The orphan sweep: makes every file its record names final, and removes the files no record
  * names, except pending ones written after `pendingBefore` (an upload whose record may still
- * commit). Run on every backend; running it twice, or on two instances at once, is harmless.
+ * commit) and files of workspaces this database does not have, which are another database's.
+ * Run on every backend; running it twice, or on two instances at once, is harmless.
  */
-export async function sweepEvidenceFiles(
-  deps: { db: Db; store: FileStore },
-  pendingBefore: number,
-): Promise<SweepOutcome> {
-  const outcome: SweepOutcome = { finalized: 0, removed: 0 };
+export async function sweepEvidenceFiles(deps: SweepDeps, pendingBefore: number): Promise<SweepOutcome> {
+  const outcome: SweepOutcome = { finalized: 0, removed: 0, foreign: 0 };
   const settle = async (batch: StoredObject[]) => {
     const named = await namedByRecords(deps.db, batch);
+    const unnamed = batch.filter((object) => !named.has(object.name));
+    const ours = await deps.knownWorkspaces([...new Set(unnamed.map((o) => workspaceOfStoredFile(o.name)))]);
     for (const object of batch) {
       if (named.has(object.name)) {
         if (!object.pending) continue;
         await deps.store.finalize(object.name);
         outcome.finalized++;
+      } else if (!ours.has(workspaceOfStoredFile(object.name))) {
+        outcome.foreign++;
       } else if (!object.pending || object.writtenAt < pendingBefore) {
         await deps.store.remove(object.name);
         outcome.removed++;

@@ -55,6 +55,7 @@ export {
   endElapsedTerms,
   findWorkspaceByOrder,
   getWorkspace,
+  knownWorkspaceIds,
   type NewTerm,
   type PaidTermInput,
   type Provisioned,

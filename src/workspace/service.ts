@@ -368,6 +368,13 @@ async function switchPlan(
   await applyPlanToSubscriptions(trx, { workspaceId: change.workspaceId, plan: change.to, clock });
 }
 
+/** Those of `ids` that are workspaces of this database. */
+export async function knownWorkspaceIds(db: Db, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom('workspaces').select('id').where('id', 'in', ids).execute();
+  return new Set(rows.map((row) => row.id));
+}
+
 export async function findWorkspaceByOrder(db: Db, orderId: string): Promise<Workspace | undefined> {
   const term = await db
     .selectFrom('workspace_terms')

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { describe, it, type TestContext } from 'node:test';
 import type { EvidenceFailpointName } from '../../src/compliance/index.ts';
 import { PENDING_FILE_GRACE_MS, sweepEvidenceFiles } from '../../src/compliance/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createRuntime } from '../../src/runtime.ts';
 import { CHUNK_BYTES, type StoredObject } from '../../src/storage/index.ts';
+import { knownWorkspaceIds } from '../../src/workspace/index.ts';
 import { type ApiFixture, startApiFixture } from '../helpers/api.ts';
 import { createTestDatabase, testDialect } from '../helpers/database.ts';
 import { EVIDENCE_BACKENDS, type EvidenceBackend, evidenceEnv } from '../helpers/evidence-stores.ts';
@@ -66,7 +68,11 @@ async function start(t: TestContext, backend: EvidenceBackend, crashAt?: Evidenc
 
 /** The sweep as the hourly job runs it, or with every pending file past its bound. */
 function sweep(api: ApiFixture, pendingBefore = Number.POSITIVE_INFINITY) {
-  return sweepEvidenceFiles({ db: api.runtime.database.db, store: api.runtime.evidenceStore }, pendingBefore);
+  const { db } = api.runtime.database;
+  return sweepEvidenceFiles(
+    { db, store: api.runtime.evidenceStore, knownWorkspaces: (ids) => knownWorkspaceIds(db, ids) },
+    pendingBefore,
+  );
 }
 
 for (const backend of EVIDENCE_BACKENDS) {
@@ -127,7 +133,7 @@ for (const backend of EVIDENCE_BACKENDS) {
       const refused = await api.call('POST', '/evidence', { form: form(LARGE, 'soa.csv') });
       assert.deepEqual([refused.status, refused.body.code], [403, 'plan_limit_reached']);
       assert.equal((await storedObjects(api)).length, 1, 'only the first file');
-      assert.deepEqual(await sweep(api), { finalized: 0, removed: 0 });
+      assert.deepEqual(await sweep(api), { finalized: 0, removed: 0, foreign: 0 });
     });
 
     it('leave no file without its record after a crash between the file and the record', async (t) => {
@@ -145,7 +151,7 @@ for (const backend of EVIDENCE_BACKENDS) {
       const hourly = await sweep(api, api.runtime.clock.now().getTime() - PENDING_FILE_GRACE_MS);
       assert.equal(hourly.finalized, 0);
       const afterBound = await sweep(api);
-      assert.deepEqual(afterBound, { finalized: 0, removed: 1 });
+      assert.deepEqual(afterBound, { finalized: 0, removed: 1, foreign: 0 });
       const left = await storedObjects(api);
       assert.equal(left.length, 1);
       assert.equal(left[0]?.pending, false);
@@ -163,7 +169,7 @@ for (const backend of EVIDENCE_BACKENDS) {
         [true],
       );
       assert.ok((await download(api, row.id)).bytes.equals(PDF), 'served while still pending');
-      assert.deepEqual(await sweep(api), { finalized: 1, removed: 0 });
+      assert.deepEqual(await sweep(api), { finalized: 1, removed: 0, foreign: 0 });
       assert.deepEqual(
         (await storedObjects(api)).map((object) => object.pending),
         [false],
@@ -176,8 +182,18 @@ for (const backend of EVIDENCE_BACKENDS) {
       const created = await api.call('POST', '/evidence', { form: form(PDF, 'a.pdf') });
       await api.runtime.database.db.deleteFrom('evidence').where('id', '=', created.body.id).execute();
       assert.equal((await storedObjects(api)).length, 1);
-      assert.deepEqual(await sweep(api, 0), { finalized: 0, removed: 1 });
+      assert.deepEqual(await sweep(api, 0), { finalized: 0, removed: 1, foreign: 0 });
       assert.deepEqual(await storedObjects(api), []);
+    });
+
+    it("leave alone the files of another database's workspaces in a shared store", async (t) => {
+      const api = await start(t, backend);
+      const other = 'ws_06h1fkothrdb0000000000000/evd_key';
+      await api.runtime.evidenceStore.writePending(other, Readable.from([PDF]));
+      await api.runtime.evidenceStore.finalize(other);
+      await api.runtime.evidenceStore.writePending(`${other}-pending`, Readable.from([PDF]));
+      assert.deepEqual(await sweep(api, Number.POSITIVE_INFINITY), { finalized: 0, removed: 0, foreign: 2 });
+      assert.equal((await storedObjects(api)).length, 2);
     });
   });
 }
