@@ -66,6 +66,9 @@ Emails queued here are sent by the running service's mail worker.`;
 
 class UsageError extends Error {}
 
+/** A well-formed command the data refuses (no such record, a plan limit): its reason alone, exit 1. */
+class Refusal extends Error {}
+
 function requireOption(values: Record<string, unknown>, name: string): string {
   const value = values[name];
   if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
@@ -275,7 +278,7 @@ async function lookUpWorkspaces(db: Db, action: 'list' | 'show', args: string[])
   const workspaceId = positionals[0];
   if (!workspaceId) throw new UsageError('workspaces show needs a workspace id');
   const workspace = await describeWorkspace(db, now, workspaceId);
-  if (!workspace) throw new UsageError(`no workspace ${workspaceId}`);
+  if (!workspace) throw new Refusal(`no workspace ${workspaceId}`);
   console.log(values.json ? JSON.stringify(workspace, null, 2) : workspaceReport(workspace));
 }
 
@@ -342,7 +345,7 @@ async function lookUpOrders(db: Db, action: 'list' | 'show', args: string[]): Pr
   const orderId = positionals[0];
   if (!orderId) throw new UsageError('orders show needs an order id');
   const order = await getOrder(db, orderId);
-  if (!order) throw new UsageError(`no order ${orderId}`);
+  if (!order) throw new Refusal(`no order ${orderId}`);
   console.log(values.json ? JSON.stringify(order, null, 2) : orderReport(order));
 }
 
@@ -419,7 +422,7 @@ async function apiKeys(db: Db, baseUrl: string, action: string | undefined, args
   const clock = systemClock;
   if (action === 'create' || action === 'list') {
     const workspaceId = requireOption(values, 'workspace');
-    if (!(await getWorkspace(db, workspaceId))) throw new UsageError(`no workspace ${workspaceId}`);
+    if (!(await getWorkspace(db, workspaceId))) throw new Refusal(`no workspace ${workspaceId}`);
     if (action === 'list') {
       const keys = await listApiKeys(db, workspaceId);
       console.log(keys.length ? keys.map(describeKey).join('\n') : 'the workspace has no API keys');
@@ -432,8 +435,8 @@ async function apiKeys(db: Db, baseUrl: string, action: string | undefined, args
       OPERATOR_SOURCE,
     );
     if (!created.ok) {
-      if (created.error.code === 'workspace_not_found') throw new UsageError(`no workspace ${workspaceId}`);
-      throw new UsageError(describePlanLimit(created.error, upgradeUrl(baseUrl, workspaceId)));
+      if (created.error.code === 'workspace_not_found') throw new Refusal(`no workspace ${workspaceId}`);
+      throw new Refusal(describePlanLimit(created.error, upgradeUrl(baseUrl, workspaceId)));
     }
     console.log(
       `${describeKey(created.value.info)}\n\n${created.value.key}\n\nThis is the only time the key is shown; store it now.`,
@@ -444,7 +447,7 @@ async function apiKeys(db: Db, baseUrl: string, action: string | undefined, args
   if (!keyId) throw new UsageError(`api-keys ${action ?? ''} needs a key id`);
   if (action === 'revoke') {
     const revoked = await revokeApiKey(db, clock, keyId, OPERATOR_SOURCE);
-    if (!revoked) throw new UsageError(`no API key ${keyId}`);
+    if (!revoked) throw new Refusal(`no API key ${keyId}`);
     console.log(describeKey(revoked));
     return;
   }
@@ -459,7 +462,7 @@ async function apiKeys(db: Db, baseUrl: string, action: string | undefined, args
     );
     if (!rotated.ok) {
       const workspaceId = (await findApiKey(db, keyId))?.workspaceId ?? '';
-      throw new UsageError(describeRotateError(rotated.error, keyId, upgradeUrl(baseUrl, workspaceId)));
+      throw new Refusal(describeRotateError(rotated.error, keyId, upgradeUrl(baseUrl, workspaceId)));
     }
     const { old, info, key } = rotated.value;
     console.log(
@@ -480,6 +483,10 @@ try {
   if (error instanceof ConfigError) {
     console.error(error.message);
     process.exit(78);
+  }
+  if (error instanceof Refusal) {
+    console.error(error.message);
+    process.exit(1);
   }
   if (error instanceof BackupError) {
     console.error(error.message);

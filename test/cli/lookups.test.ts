@@ -176,8 +176,7 @@ describe(`an operator finds workspaces and orders with the CLI on ${testDialect}
     assert.match(order.stdout, new RegExp(`^payment intent  ${expired.paymentIntentId}$`, 'm'));
 
     const unknown = await svc('orders', 'show', 'ord_unknown');
-    assert.equal(unknown.code, 64);
-    assert.match(unknown.stderr, /^no order ord_unknown/);
+    assert.deepEqual([unknown.code, unknown.stderr], [1, 'no order ord_unknown\n']);
     const badLimit = await svc('orders', 'list', '--limit', '0');
     assert.equal(badLimit.code, 64);
     assert.match(badLimit.stderr, /--limit must be a whole number from 1 to 1000/);
