@@ -6,7 +6,11 @@ export interface PspSandbox {
   key: string;
 }
 
-export const SANDBOX_DEFAULTS: PspSandbox = { url: 'http://127.0.0.1:12111', key: 'sk_test_sandbox' };
+/** `npm start`'s sandbox: on `PSP_SANDBOX_PORT` when the shell sets it, as it does for the service. */
+export const SANDBOX_DEFAULTS: PspSandbox = {
+  url: `http://127.0.0.1:${process.env.PSP_SANDBOX_PORT || '12111'}`,
+  key: 'sk_test_sandbox',
+};
 /** The provider's API version of shared-payment-token calls. */
 const SPT_API_VERSION = '2026-07-29.preview';
 
