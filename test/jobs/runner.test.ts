@@ -322,20 +322,32 @@ describe(`job runner on ${testDialect}`, () => {
     for (let i = 0; i < 40; i++)
       await enqueueJob(database.db, clock.now(), { kind: 'count', payload: { i } });
     const runsByJob = new Map<number, number>();
-    const count: JobDefinition = {
+    // Each instance's first jobs wait until the other has started one too (at most 5 s): without
+    // it, the instance whose connection is already open can drain all 40 before the other
+    // connects, and the test would say nothing about sharing.
+    const started = new Set<string>();
+    let bothStarted: () => void = () => {};
+    const both = new Promise<void>((resolve) => {
+      bothStarted = resolve;
+    });
+    const fallback = setTimeout(() => bothStarted(), 5000);
+    t.after(() => clearTimeout(fallback));
+    const countOn = (instance: string): JobDefinition => ({
       run: async (payload) => {
+        started.add(instance);
+        if (started.size === 2) bothStarted();
+        await both;
         const { i } = payload as { i: number };
-        await new Promise((r) => setTimeout(r, 2));
         runsByJob.set(i, (runsByJob.get(i) ?? 0) + 1);
       },
-    };
-    const a = runnerFor(database, clock, { count });
+    });
+    const a = runnerFor(database, clock, { count: countOn('a') });
     const b = new JobRunner({
       db: second.db,
       dialect: 'postgres',
       clock,
       logger: silent,
-      definitions: { count },
+      definitions: { count: countOn('b') },
     });
     const [ranA, ranB] = await Promise.all([a.drain(), b.drain()]);
     assert.equal(ranA + ranB, 40);
