@@ -345,6 +345,10 @@ async function lookUpOrders(db: Db, action: 'list' | 'show', args: string[]): Pr
   const orderId = positionals[0];
   if (!orderId) throw new UsageError('orders show needs an order id');
   const order = await getOrder(db, orderId);
+  if (!order && orderId.startsWith('opord_'))
+    throw new Refusal(
+      `${orderId} names a term given with workspaces create, not a paid order; see workspaces show`,
+    );
   if (!order) throw new Refusal(`no order ${orderId}`);
   console.log(values.json ? JSON.stringify(order, null, 2) : orderReport(order));
 }

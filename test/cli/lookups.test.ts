@@ -177,6 +177,9 @@ describe(`an operator finds workspaces and orders with the CLI on ${testDialect}
 
     const unknown = await svc('orders', 'show', 'ord_unknown');
     assert.deepEqual([unknown.code, unknown.stderr], [1, 'no order ord_unknown\n']);
+    const operatorTerm = await svc('orders', 'show', 'opord_06h1fk7tc9xe4p9c1batwhw588');
+    assert.equal(operatorTerm.code, 1);
+    assert.match(operatorTerm.stderr, /names a term given with workspaces create, not a paid order/);
     const badLimit = await svc('orders', 'list', '--limit', '0');
     assert.equal(badLimit.code, 64);
     assert.match(badLimit.stderr, /--limit must be a whole number from 1 to 1000/);
