@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  errorCodes,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import findMyWay, { type HTTPMethod } from 'find-my-way';
 import { type ErrorSurface, errorHandlerFor, sendServiceError } from './errors.ts';
 import { useBoundedJsonParser } from './json-body.ts';
@@ -35,8 +41,13 @@ export function registerHttpBasics(app: FastifyInstance, options: HttpBasicsOpti
   useBoundedJsonParser(app, { emptyIsNone: false });
   // Every surface takes JSON (forms and uploads add their own parsers where they take them).
   // Fastify's default text/plain parser handed a string to JSON schemas: ACP, MPP and REST
-  // answered 400 where UCP, which has no such parser, answered 415.
+  // answered 400 where UCP, which has no such parser, answered 415. A text/plain body is a 415
+  // now; an empty one is no body, as clients send it with a bodiless DELETE (fetch with body '').
   app.removeContentTypeParser('text/plain');
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') done(null, undefined);
+    else done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(request.headers['content-type']), undefined);
+  });
   const methodsByRoute = findMyWay();
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];

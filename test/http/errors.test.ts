@@ -84,4 +84,16 @@ describe('errors every surface shares, each in its own format', () => {
       );
     }
   });
+
+  it('takes an empty text/plain body as no body (fetch sends one with a bodiless DELETE)', async (t) => {
+    const api = await startApiFixture(t);
+    const risk = (await api.call('POST', '/risks', { json: { title: 'Laptops', likelihood: 2, impact: 3 } }))
+      .body;
+    const deleted = await fetch(`${api.url}/api/v1/risks/${risk.id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${api.org.key}` },
+      body: '',
+    });
+    assert.equal(deleted.status, 204, await deleted.text());
+  });
 });
