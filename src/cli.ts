@@ -27,6 +27,7 @@ import { newId } from './shared/ids.ts';
 import { createFileStore } from './storage/index.ts';
 import {
   describeWorkspace,
+  findWorkspaceByOrder,
   getWorkspace,
   listWorkspaces,
   provisionWorkspace,
@@ -150,7 +151,7 @@ async function run(argv: string[]): Promise<void> {
     }
     if (group === 'mailbox' && action === 'list') {
       const { values } = parseArgs({ args: rest, options: { limit: { type: 'string' } } });
-      const messages = await listDevMailbox(database.db, Number(values.limit ?? 20));
+      const messages = await listDevMailbox(database.db, parseLimit(values.limit));
       for (const m of messages) {
         console.log(
           `${new Date(m.received_at).toISOString()}  ${m.to_address}  ${m.subject}\n${m.text_body}\n`,
@@ -345,7 +346,7 @@ async function lookUpOrders(db: Db, action: 'list' | 'show', args: string[]): Pr
   const orderId = positionals[0];
   if (!orderId) throw new UsageError('orders show needs an order id');
   const order = await getOrder(db, orderId);
-  if (!order && orderId.startsWith('opord_'))
+  if (!order && (await findWorkspaceByOrder(db, orderId)))
     throw new Refusal(
       `${orderId} names a term given with workspaces create, not a paid order; see workspaces show`,
     );
@@ -480,8 +481,10 @@ async function apiKeys(db: Db, baseUrl: string, action: string | undefined, args
 try {
   await run(process.argv.slice(2));
 } catch (error) {
-  if (error instanceof UsageError) {
-    console.error(`${error.message}\n\n${USAGE}`);
+  // parseArgs refuses an unknown option, a missing value or a stray argument with a TypeError.
+  const badArguments = (error as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS_') === true;
+  if (error instanceof UsageError || badArguments) {
+    console.error(`${(error as Error).message}\n\n${USAGE}`);
     process.exit(64);
   }
   if (error instanceof ConfigError) {

@@ -177,9 +177,16 @@ describe(`an operator finds workspaces and orders with the CLI on ${testDialect}
 
     const unknown = await svc('orders', 'show', 'ord_unknown');
     assert.deepEqual([unknown.code, unknown.stderr], [1, 'no order ord_unknown\n']);
-    const operatorTerm = await svc('orders', 'show', 'opord_06h1fk7tc9xe4p9c1batwhw588');
-    assert.equal(operatorTerm.code, 1);
-    assert.match(operatorTerm.stderr, /names a term given with workspaces create, not a paid order/);
+    const unknownOperatorTerm = await svc('orders', 'show', 'opord_06h1fk7tc9xe4p9c1batwhw588');
+    assert.deepEqual(
+      [unknownOperatorTerm.code, unknownOperatorTerm.stderr],
+      [1, 'no order opord_06h1fk7tc9xe4p9c1batwhw588\n'],
+    );
+    const unknownOption = await svc('orders', 'list', '--bogus');
+    assert.equal(unknownOption.code, 64);
+    assert.match(unknownOption.stderr, /^Unknown option '--bogus'/);
+    const badMailboxLimit = await svc('mailbox', 'list', '--limit', 'abc');
+    assert.equal(badMailboxLimit.code, 64);
     const badLimit = await svc('orders', 'list', '--limit', '0');
     assert.equal(badLimit.code, 64);
     assert.match(badLimit.stderr, /--limit must be a whole number from 1 to 1000/);
