@@ -275,10 +275,10 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           if (swept.finalized + swept.removed > 0) {
             app.log.warn({ event: 'evidence.orphans_swept', ...swept }, 'evidence files swept');
           }
-          if (swept.foreign > 0) {
+          if (swept.foreign + swept.unnamed > 0) {
             app.log.warn(
-              { event: 'evidence.foreign_files', count: swept.foreign },
-              'the evidence store holds files of workspaces this database does not have (another deployment or database shares it); left alone',
+              { event: 'evidence.files_left_alone', foreign: swept.foreign, unnamed: swept.unnamed },
+              'the evidence store holds files no record of this database names: of workspaces it does not have (another database shares the store) or of its own (a failed deletion, or a restored copy sharing the store); left alone',
             );
           }
         },

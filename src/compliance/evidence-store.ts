@@ -12,8 +12,14 @@ const BATCH = 500;
 export interface SweepOutcome {
   /** Pending files whose record had committed (a crash came between the two): now final. */
   finalized: number;
-  /** Files no record names: pending ones older than the bound, and final ones left by a deletion. */
+  /** Pending files no record names, older than the bound: an upload that never committed. */
   removed: number;
+  /**
+   * Final files of our workspaces no record names: a deletion whose file removal failed, or a
+   * file of a restored copy of this database that shares the store (it knows the workspaces, not
+   * the newer evidence). Left alone: only pending files are ever removed by the sweep.
+   */
+  unnamed: number;
   /**
    * Files of workspaces this database does not have: another database's, sharing the store (one
    * DATA_DIR, bucket or prefix for two deployments, or for SQLite and PostgreSQL). Left alone.
@@ -41,13 +47,15 @@ async function namedByRecords(db: Db, objects: readonly StoredObject[]): Promise
 }
 
 /**
- * The orphan sweep: makes every file its record names final, and removes the files no record
- * names, except pending ones written after `pendingBefore` (an upload whose record may still
- * commit) and files of workspaces this database does not have, which are another database's.
- * Run on every backend; running it twice, or on two instances at once, is harmless.
+ * The orphan sweep: makes every pending file its record names final, and removes the pending
+ * files no record names that were written before `pendingBefore` (an upload that never
+ * committed). It never removes a final file, nor touches a file of a workspace this database does
+ * not have: a store may be shared with another database or a restored copy of this one, whose
+ * files this database cannot tell from its own leftovers. Run on every backend; running it twice,
+ * or on two instances at once, is harmless.
  */
 export async function sweepEvidenceFiles(deps: SweepDeps, pendingBefore: number): Promise<SweepOutcome> {
-  const outcome: SweepOutcome = { finalized: 0, removed: 0, foreign: 0 };
+  const outcome: SweepOutcome = { finalized: 0, removed: 0, unnamed: 0, foreign: 0 };
   const settle = async (batch: StoredObject[]) => {
     const named = await namedByRecords(deps.db, batch);
     const unnamed = batch.filter((object) => !named.has(object.name));
@@ -59,7 +67,9 @@ export async function sweepEvidenceFiles(deps: SweepDeps, pendingBefore: number)
         outcome.finalized++;
       } else if (!ours.has(workspaceOfStoredFile(object.name))) {
         outcome.foreign++;
-      } else if (!object.pending || object.writtenAt < pendingBefore) {
+      } else if (!object.pending) {
+        outcome.unnamed++;
+      } else if (object.writtenAt < pendingBefore) {
         await deps.store.remove(object.name);
         outcome.removed++;
       }

@@ -325,8 +325,8 @@ export async function openEvidenceFile(
 }
 
 /**
- * A file that cannot be removed is logged and left behind (the sweep removes it later): the
- * change it belonged to stands.
+ * A file that cannot be removed is logged and left behind: the change it belonged to stands. The
+ * hourly sweep counts such files (`unnamed`) but never removes a final file; remove it by hand.
  */
 async function removeFile(deps: EvidenceDeps, name: string): Promise<void> {
   try {
