@@ -69,36 +69,41 @@ const firstOffer = async (ctx: Context): Promise<MppOffer> => {
   );
 };
 
-/** The network the PSP sandbox that `npm start` embeds names in its payment handlers and 402s. */
-const SANDBOX_NETWORK = 'profile_test_sandbox';
-
 /**
  * Purchases are made with sandbox tokens only, and without `--allow-purchases` only where they
- * cost nothing: the deployment's 402 names the sandbox's network and the sandbox answers at
- * `--psp-url` (the `npm start` default), so the tokens minted there are ones it can charge.
+ * cost nothing and can work: a PSP sandbox answers at `--psp-url` and sends its events to this
+ * deployment (its `webhook_endpoint_url` has the origin the deployment's ACP document names),
+ * so it is the sandbox the deployment charges at and the tokens minted there are ones it knows.
  */
 async function requirePurchases(ctx: Context): Promise<void> {
   if (!ctx.options.psp.key.startsWith('sk_test_'))
     throw new Skip('purchases need a sandbox key (sk_test_...)');
   if (ctx.options.allowPurchases) return;
-  const { challenge } = await ctx.probe(await firstOffer(ctx));
-  const network = (challenge.request as Json).methodDetails?.networkId;
-  if (network !== SANDBOX_NETWORK)
-    throw new Skip(
-      `the deployment's PSP network is ${network}, not the sandbox's; --allow-purchases buys with sandbox tokens anyway`,
-    );
-  if (!(await sandboxAnswers(ctx.options.psp.url)))
-    throw new Skip(
-      `the deployment is on a PSP sandbox, but none answers at ${ctx.options.psp.url} (--psp-url)`,
-    );
+  const { api } = await needs(ctx.acp, 'acp.discovery');
+  const deployment = new URL(api).origin;
+  const sandbox = await sandboxAt(ctx.options.psp);
+  const ask = '--allow-purchases buys with sandbox tokens anyway';
+  if (!sandbox) throw new Skip(`no PSP sandbox answers at ${ctx.options.psp.url} (--psp-url); ${ask}`);
+  const eventsTo = URL.canParse(sandbox.eventsTo ?? '') ? new URL(sandbox.eventsTo ?? '').origin : 'nowhere';
+  if (eventsTo !== deployment)
+    throw new Skip(`the sandbox at ${ctx.options.psp.url} serves ${eventsTo}, not ${deployment}; ${ask}`);
 }
 
-async function sandboxAnswers(url: string): Promise<boolean> {
+/** The PSP sandbox at `psp.url` and the deployment it sends events to; undefined when none answers. */
+async function sandboxAt(psp: {
+  url: string;
+  key: string;
+}): Promise<{ eventsTo: string | null } | undefined> {
   try {
-    await fetch(url, { signal: AbortSignal.timeout(2000) });
-    return true;
+    const response = await fetch(`${psp.url}/_sandbox`, {
+      headers: { authorization: `Bearer ${psp.key}` },
+      signal: AbortSignal.timeout(2000),
+    });
+    const body = (await response.json()) as { object?: unknown; webhook_endpoint_url?: unknown };
+    if (response.status !== 200 || body.object !== 'sandbox') return undefined;
+    return { eventsTo: typeof body.webhook_endpoint_url === 'string' ? body.webhook_endpoint_url : null };
   } catch {
-    return false;
+    return undefined;
   }
 }
 

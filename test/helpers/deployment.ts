@@ -21,7 +21,7 @@ export interface Deployment extends PurchaseFixture {
 export async function startDeployment(t: TestContext, env: Record<string, string> = {}): Promise<Deployment> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const fixture = await startPurchaseFixture(t, { env: { BASE_URL: baseUrl, ...env } });
+  const fixture = await startPurchaseFixture(t, { env: { BASE_URL: baseUrl, ...env }, pspEventsTo: baseUrl });
   fixture.clock.set(new Date());
   await fixture.runtime.app.listen({ port, host: '127.0.0.1' });
   return { ...fixture, baseUrl, pspFlags: ['--psp-url', fixture.sandbox.url, '--psp-key', SANDBOX_KEY] };

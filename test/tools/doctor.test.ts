@@ -5,9 +5,11 @@ import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import Fastify from 'fastify';
 import { main } from '../../scripts/doctor/main.ts';
+import { startPspSandbox } from '../../src/psp/sandbox/main.ts';
 import { testDialect } from '../helpers/database.ts';
 import { capturedIo, type Deployment, runNpmScript, startDeployment } from '../helpers/deployment.ts';
 import { freePort } from '../helpers/ports.ts';
+import { SANDBOX_KEY } from '../helpers/purchase.ts';
 import { startServiceProcess } from '../helpers/service-process.ts';
 
 interface Report {
@@ -104,9 +106,11 @@ describe(`the doctor on ${testDialect}`, () => {
     assert.deepEqual([counts.succeeded, counts.orders], [3, 3], 'one purchase per protocol');
   });
 
-  it('buys nothing unasked from a deployment whose payments are not the sandbox, and says so', async (t) => {
-    const deployment = await startDeployment(t, { PSP_NETWORK_PROFILE_ID: 'profile_live_elsewhere' });
-    const { code, report } = await doctor(deployment.baseUrl, deployment);
+  it('buys nothing unasked with tokens of a sandbox that serves another deployment, and says so', async (t) => {
+    const deployment = await startDeployment(t);
+    const elsewhere = await startPspSandbox({ secretKey: SANDBOX_KEY });
+    t.after(() => elsewhere.close());
+    const { code, report } = await doctor(deployment.baseUrl, deployment, ['--psp-url', elsewhere.url]);
     assert.equal(code, 0);
     const skipped = report.checks.filter((check) => check.result === 'skip');
     assert.deepEqual(
@@ -114,6 +118,7 @@ describe(`the doctor on ${testDialect}`, () => {
       ['acp.purchase', 'ucp.purchase', 'mpp.purchase', 'mpp.challenge.single-use'],
     );
     assert.ok(skipped.every((check) => check.evidence.includes('--allow-purchases')));
+    assert.ok(skipped.every((check) => check.evidence.includes(`not ${deployment.baseUrl}`)));
     const counts = await deployment.counts();
     assert.deepEqual([counts.paymentIntents, counts.orders], [0, 0]);
   });

@@ -85,6 +85,9 @@ export function buildPspSandbox(options: PspSandboxOptions = {}): PspSandbox {
   registerHostedPageRoutes(app, checkoutSessions);
   registerFaultRoutes(app, faults);
   registerEventRoutes(app, events);
+  // Which deployment this sandbox serves (the one its events go to): the conformance doctor buys
+  // unasked only with tokens of the sandbox of the deployment it checks.
+  app.get('/_sandbox', async () => ({ object: 'sandbox', webhook_endpoint_url: endpoint?.url ?? null }));
   events.start();
   return { app, state, faults, events };
 }
