@@ -322,9 +322,10 @@ describe(`job runner on ${testDialect}`, () => {
     for (let i = 0; i < 40; i++)
       await enqueueJob(database.db, clock.now(), { kind: 'count', payload: { i } });
     const runsByJob = new Map<number, number>();
-    // Each instance's first jobs wait until the other has started one too (at most 5 s): without
-    // it, the instance whose connection is already open can drain all 40 before the other
-    // connects, and the test would say nothing about sharing.
+    // Each instance's first jobs wait until the other has started one too (at most 5 s), and each
+    // instance polls again until the queue is empty, as its loop would: an instance whose claim
+    // lost the race for the same candidates gets none that round, and a drain ends at the first
+    // empty claim, so one instance could otherwise run all 40 and the test say nothing of sharing.
     const started = new Set<string>();
     let bothStarted: () => void = () => {};
     const both = new Promise<void>((resolve) => {
@@ -349,7 +350,21 @@ describe(`job runner on ${testDialect}`, () => {
       logger: silent,
       definitions: { count: countOn('b') },
     });
-    const [ranA, ranB] = await Promise.all([a.drain(), b.drain()]);
+    const untilQueueEmpty = async (runner: JobRunner) => {
+      let ran = 0;
+      for (;;) {
+        ran += await runner.drain();
+        const left = await database.db
+          .selectFrom('jobs')
+          .select('id')
+          .where('status', 'in', ['queued', 'running'])
+          .limit(1)
+          .execute();
+        if (left.length === 0) return ran;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    };
+    const [ranA, ranB] = await Promise.all([untilQueueEmpty(a), untilQueueEmpty(b)]);
     assert.equal(ranA + ranB, 40);
     assert.ok(ranA > 0 && ranB > 0, `both instances worked (${ranA}/${ranB})`);
     assert.deepEqual(
