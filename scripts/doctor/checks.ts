@@ -74,26 +74,39 @@ const firstOffer = async (ctx: Context): Promise<MppOffer> => {
  * cost nothing and can work: a PSP sandbox answers at `--psp-url` and sends its events to this
  * deployment (its `webhook_endpoint_url` has the origin the deployment's ACP document names),
  * so it is the sandbox the deployment charges at and the tokens minted there are ones it knows.
+ * Decided once per run; each purchase check asks.
  */
 async function requirePurchases(ctx: Context): Promise<void> {
-  if (!ctx.options.psp.key.startsWith('sk_test_'))
-    throw new Skip('purchases need a sandbox key (sk_test_...)');
-  if (ctx.options.allowPurchases) return;
-  const { api } = await needs(ctx.acp, 'acp.discovery');
-  const deployment = new URL(api).origin;
-  const sandbox = await sandboxAt(ctx.options.psp);
-  const ask = '--allow-purchases buys with sandbox tokens anyway';
-  if (!sandbox) throw new Skip(`no PSP sandbox answers at ${ctx.options.psp.url} (--psp-url); ${ask}`);
-  const eventsTo = URL.canParse(sandbox.eventsTo ?? '') ? new URL(sandbox.eventsTo ?? '').origin : 'nowhere';
-  if (eventsTo !== deployment)
-    throw new Skip(`the sandbox at ${ctx.options.psp.url} serves ${eventsTo}, not ${deployment}; ${ask}`);
+  let refusal = purchaseRefusals.get(ctx);
+  if (refusal === undefined) {
+    refusal = whyNotBuy(ctx);
+    purchaseRefusals.set(ctx, refusal);
+  }
+  const reason = await refusal;
+  if (reason !== null) throw new Skip(reason);
 }
 
-/** The PSP sandbox at `psp.url` and the deployment it sends events to; undefined when none answers. */
-async function sandboxAt(psp: {
-  url: string;
-  key: string;
-}): Promise<{ eventsTo: string | null } | undefined> {
+const purchaseRefusals = new WeakMap<Context, Promise<string | null>>();
+
+/** Why this run may not buy, or null when it may. */
+async function whyNotBuy(ctx: Context): Promise<string | null> {
+  const { psp, allowPurchases } = ctx.options;
+  if (!psp.key.startsWith('sk_test_')) return 'purchases need a sandbox key (sk_test_...)';
+  if (allowPurchases) return null;
+  const ask = '--allow-purchases buys with sandbox tokens anyway';
+  const { api } = await needs(ctx.acp, 'acp.discovery');
+  const deployment = new URL(api).origin;
+  const served = await originServedBySandbox(psp);
+  if (served === undefined) return `no PSP sandbox answers at ${psp.url} (--psp-url); ${ask}`;
+  if (served !== deployment) return `the sandbox at ${psp.url} serves ${served}, not ${deployment}; ${ask}`;
+  return null;
+}
+
+/**
+ * The origin the PSP sandbox at `psp.url` sends its events to ('nowhere' without an endpoint);
+ * undefined when no sandbox answers there.
+ */
+async function originServedBySandbox(psp: { url: string; key: string }): Promise<string | undefined> {
   try {
     const response = await fetch(`${psp.url}/_sandbox`, {
       headers: { authorization: `Bearer ${psp.key}` },
@@ -101,7 +114,8 @@ async function sandboxAt(psp: {
     });
     const body = (await response.json()) as { object?: unknown; webhook_endpoint_url?: unknown };
     if (response.status !== 200 || body.object !== 'sandbox') return undefined;
-    return { eventsTo: typeof body.webhook_endpoint_url === 'string' ? body.webhook_endpoint_url : null };
+    const endpoint = body.webhook_endpoint_url;
+    return typeof endpoint === 'string' && URL.canParse(endpoint) ? new URL(endpoint).origin : 'nowhere';
   } catch {
     return undefined;
   }

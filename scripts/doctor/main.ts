@@ -5,7 +5,7 @@
  * Checks a deployment from the outside against the vendored official schemas and the spec: one
  * line per check (PASS, FAIL or SKIP with its evidence), then a summary; exits 1 when a check
  * fails, 2 on a usage error. It opens and cancels checkout sessions; it buys (once per protocol,
- * with sandbox tokens) when the deployment is on the PSP sandbox at --psp-url, or with
+ * with sandbox tokens) when the PSP sandbox at --psp-url serves the deployment checked, or with
  * --allow-purchases.
  */
 import { parseArgs } from 'node:util';

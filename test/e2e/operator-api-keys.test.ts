@@ -21,6 +21,11 @@ describe('an operator manages API keys with the CLI (npm run svc -- api-keys ...
     const workspace = JSON.parse(
       await svc('workspaces', 'create', '--email', 'owner@acme.example', '--plan', 'pro', '--name', 'Acme'),
     );
+    await assert.rejects(
+      svc('orders', 'show', workspace.currentTerm.orderId),
+      (error: { code: number; stderr: string }) =>
+        error.code === 1 && /names a term given with workspaces create, not a paid order/.test(error.stderr),
+    );
     const created = await svc('api-keys', 'create', '--workspace', workspace.id, '--name', 'CI');
     const key = KEY.exec(created)?.[0] ?? assert.fail(created);
     const keyId = /key_[0-9a-z]{26}/.exec(created)?.[0] ?? assert.fail(created);
