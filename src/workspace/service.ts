@@ -53,24 +53,19 @@ export interface Workspace {
 
 export interface Provisioned {
   workspace: Workspace;
-  /** False when the order had already provisioned its workspace (nothing was written). */
-  created: boolean;
 }
 
 /**
  * Creates a workspace with its term, the owner invitation and the invitation email, in the
- * caller's transaction; a term bought is in the audit log. Idempotent on the order: a second call for the same order returns the
- * workspace the first one made.
+ * caller's transaction; a term bought is in the audit log. One order makes one workspace: the
+ * caller guards against asking twice (the purchase pipeline's claim on the attempt), and a second
+ * call for the same order fails on the unique order id of terms, so its transaction writes nothing.
  */
 export async function provisionWorkspace(
   trx: Tx,
   input: ProvisionInput,
   ctx: WorkspaceContext,
 ): Promise<Provisioned> {
-  if (input.term) {
-    const existing = await findWorkspaceByOrder(trx, input.term.orderId);
-    if (existing) return { workspace: existing, created: false };
-  }
   const now = ctx.clock.now();
   const workspaceId = newId('ws', now);
   await trx
@@ -132,7 +127,6 @@ export async function provisionWorkspace(
       currentTerm,
       nextTerms: [],
     },
-    created: true,
   };
 }
 
