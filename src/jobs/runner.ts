@@ -113,6 +113,9 @@ export function defaultBackoff(attempt: number): number {
   return Math.round(base * (0.8 + Math.random() * 0.4));
 }
 
+/** Rankings one claim makes at most: the first, and again after other runners took what it ranked. */
+const CLAIM_ROUNDS = 3;
+
 type ClaimedJob = Pick<JobsTable, 'id' | 'kind' | 'payload' | 'max_attempts'> & { attempts: number };
 
 /**
@@ -247,14 +250,27 @@ export class JobRunner {
    * every key with due work gets its first job before any key gets its second; a key with
    * `perKeyConcurrency` jobs running, or held back after failures, gets none. The ranking reads
    * without locks; the claim itself is the conditional update (`FOR UPDATE SKIP LOCKED` on
-   * PostgreSQL), so of several instances each job goes to one. The per-key bound holds per
-   * runner; instances racing for one key may together run a few more.
+   * PostgreSQL), so of several instances each job goes to one. Candidates another runner took
+   * between the ranking and the claim are made up for by ranking again (`CLAIM_ROUNDS` in all),
+   * so the runner that lost the race does not idle a poll interval while work is due. The per-key
+   * bound holds per runner; instances racing for one key may together run a few more.
    */
   async #claim(limit: number): Promise<ClaimedJob[]> {
-    const { db, dialect, clock, leaseMs } = this.#options;
-    const now = clock.now().getTime();
-    const candidates = await this.#candidates(now, limit);
-    if (candidates.length === 0) return [];
+    const claimed: ClaimedJob[] = [];
+    for (let round = 0; round < CLAIM_ROUNDS && claimed.length < limit; round++) {
+      const now = this.#options.clock.now().getTime();
+      const candidates = await this.#candidates(now, limit - claimed.length);
+      if (candidates.length === 0) break;
+      const taken = await this.#take(candidates, now);
+      claimed.push(...taken);
+      if (taken.length === candidates.length) break;
+    }
+    return claimed;
+  }
+
+  /** Claims those of `candidates` still due and not being claimed by another runner right now. */
+  #take(candidates: string[], now: number): Promise<ClaimedJob[]> {
+    const { db, dialect, leaseMs } = this.#options;
     return db
       .updateTable('jobs')
       .set({

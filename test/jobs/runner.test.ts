@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { type KyselyPlugin, RawNode } from 'kysely';
 import {
   enqueueJob,
   type JobDefinition,
@@ -323,9 +324,9 @@ describe(`job runner on ${testDialect}`, () => {
       await enqueueJob(database.db, clock.now(), { kind: 'count', payload: { i } });
     const runsByJob = new Map<number, number>();
     // Each instance's first jobs wait until the other has started one too (at most 5 s), and each
-    // instance polls again until the queue is empty, as its loop would: an instance whose claim
-    // lost the race for the same candidates gets none that round, and a drain ends at the first
-    // empty claim, so one instance could otherwise run all 40 and the test say nothing of sharing.
+    // instance polls again until the queue is empty, as its loop would: a claim that lost every
+    // ranking to the other instance comes back empty, and a drain ends at the first empty claim,
+    // so one instance could otherwise run all 40 and the test say nothing of sharing.
     const started = new Set<string>();
     let bothStarted: () => void = () => {};
     const both = new Promise<void>((resolve) => {
@@ -370,6 +371,81 @@ describe(`job runner on ${testDialect}`, () => {
     assert.deepEqual(
       [...runsByJob.values()].filter((n) => n !== 1),
       [],
+    );
+  });
+
+  it('ranks again when another instance took the jobs it ranked, instead of idling until its next poll', async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.close());
+    const clock = new ManualClock();
+    for (let i = 0; i < 8; i++) await enqueueJob(database.db, clock.now(), { kind: 'count', payload: { i } });
+    const runs = new Map<number, string[]>();
+    const record = (instance: string, payload: unknown) => {
+      const { i } = payload as { i: number };
+      runs.set(i, [...(runs.get(i) ?? []), instance]);
+    };
+
+    // Instance a takes the four oldest jobs and holds them until the end of the test.
+    let aHoldsFour: () => void = () => {};
+    const aHolding = new Promise<void>((resolve) => {
+      aHoldsFour = resolve;
+    });
+    let releaseA: () => void = () => {};
+    const aMayFinish = new Promise<void>((resolve) => {
+      releaseA = resolve;
+    });
+    const a = new JobRunner({
+      db: database.db,
+      dialect: database.dialect,
+      clock,
+      logger: silent,
+      concurrency: 4,
+      definitions: {
+        count: {
+          run: async (payload) => {
+            record('a', payload);
+            if (runs.size === 4) aHoldsFour();
+            await aMayFinish;
+          },
+        },
+      },
+    });
+    let aDrained: Promise<number> = Promise.resolve(0);
+    t.after(() => releaseA());
+
+    // Instance b ranks the same four oldest jobs; before its claim, a takes them.
+    const rankings = new WeakSet<object>();
+    let raced = false;
+    const aClaimsBetweenRankingAndClaim: KyselyPlugin = {
+      transformQuery({ node, queryId }) {
+        if (RawNode.is(node) && node.sqlFragments.join('').includes('with due as')) rankings.add(queryId);
+        return node;
+      },
+      async transformResult({ queryId, result }) {
+        if (rankings.has(queryId) && !raced) {
+          raced = true;
+          aDrained = a.drain();
+          await aHolding;
+        }
+        return result;
+      },
+    };
+    const b = new JobRunner({
+      db: database.db.withPlugin(aClaimsBetweenRankingAndClaim),
+      dialect: database.dialect,
+      clock,
+      logger: silent,
+      concurrency: 4,
+      definitions: { count: { run: async (payload) => record('b', payload) } },
+    });
+
+    assert.equal(await b.drain(), 4, 'b ranked again and took the four jobs a left');
+    assert.equal(raced, true);
+    releaseA();
+    assert.equal(await aDrained, 4);
+    assert.deepEqual(
+      [...runs.entries()].sort(([x], [y]) => x - y).map(([i, ran]) => [i, ran.join()]),
+      [0, 1, 2, 3, 4, 5, 6, 7].map((i) => [i, i < 4 ? 'a' : 'b']),
     );
   });
 
