@@ -1,6 +1,11 @@
 import type { Db } from '../db/schema.ts';
 import { inTransaction, isUniqueViolation } from '../db/transaction.ts';
-import { queueMail, renderEmailChangeConfirmation, renderEmailChanged } from '../mail/index.ts';
+import {
+  queueMail,
+  renderEmailChangeConfirmation,
+  renderEmailChanged,
+  renderPasswordChanged,
+} from '../mail/index.ts';
 import type { Clock } from '../shared/clock.ts';
 import { maskEmail } from '../shared/redact.ts';
 import { err, ok, type Result } from '../shared/result.ts';
@@ -24,8 +29,8 @@ export type ChangePasswordError = CredentialsError | { code: 'weak_password'; me
 
 /**
  * Changes the signed-in account's password, which needs the current one (checked and throttled
- * like a sign-in). Every session of the account ends, and unused reset links stop working; the
- * caller signs the browser in again with a new session.
+ * like a sign-in). Every session of the account ends, unused reset links stop working, and the
+ * account's address is told; the caller signs the browser in again with a new session.
  */
 export async function changePassword(
   deps: { db: Db; clock: Clock },
@@ -45,6 +50,12 @@ export async function changePassword(
     await setPasswordHash(trx, deps.clock, input.user.id, passwordHash);
     await endAllSessions(trx, input.user.id);
     await cancelUnusedLinks(trx, input.user.id, ['password_reset']);
+    await queueMail(
+      trx,
+      deps.clock,
+      input.user.email,
+      renderPasswordChanged({ at: deps.clock.now(), how: 'account_page' }),
+    );
     await recordChange(trx, { action: 'account.password_changed', account: input.user });
   });
   return ok(undefined);

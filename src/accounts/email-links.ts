@@ -1,7 +1,7 @@
 import type { Db } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { enqueueJob, type JobDefinition } from '../jobs/index.ts';
-import { queueMail, renderPasswordReset, renderSignInLink } from '../mail/index.ts';
+import { queueMail, renderPasswordChanged, renderPasswordReset, renderSignInLink } from '../mail/index.ts';
 import type { Clock } from '../shared/clock.ts';
 import { err, ok, type Result } from '../shared/result.ts';
 import type { RecordAccountChange } from './account-audit.ts';
@@ -97,8 +97,8 @@ export type PasswordResetError = { code: 'link_invalid' } | { code: 'weak_passwo
 
 /**
  * Sets a new password with a reset link. The link's single use, the new hash, the end of every
- * session of the account and of its other unused links, and the audit event commit together;
- * the caller then signs the browser in with a new session.
+ * session of the account and of its other unused links, the notice to the account's address and
+ * the audit event commit together; the caller then signs the browser in with a new session.
  */
 export async function resetPasswordWithLink(
   deps: { db: Db; clock: Clock },
@@ -116,6 +116,12 @@ export async function resetPasswordWithLink(
     await setPasswordHash(trx, deps.clock, account.id, passwordHash);
     await endAllSessions(trx, account.id);
     await cancelUnusedLinks(trx, account.id, ['sign_in', 'password_reset']);
+    await queueMail(
+      trx,
+      deps.clock,
+      account.email,
+      renderPasswordChanged({ at: deps.clock.now(), how: 'reset_link' }),
+    );
     await recordChange(trx, { action: 'account.password_reset', account });
     return account.id;
   });

@@ -17,6 +17,11 @@ export interface OwnerInvitationInput {
 }
 
 const dateFormat = new Intl.DateTimeFormat('en-US', { dateStyle: 'long', timeZone: 'UTC' });
+const dateTimeFormat = new Intl.DateTimeFormat('en-US', {
+  dateStyle: 'long',
+  timeStyle: 'short',
+  timeZone: 'UTC',
+});
 
 export function renderOwnerInvitation(input: OwnerInvitationInput): RenderedMail {
   const termNotice =
@@ -199,6 +204,28 @@ export function renderEmailChanged(input: EmailChangedInput): RenderedMail {
 ${lines.map((line) => `<p>${escapeHtml(line)}</p>`).join('\n')}
 </body></html>`;
   return { template: 'email_changed', subject: 'The email address of your account was changed', text, html };
+}
+
+export interface PasswordChangedInput {
+  at: Date;
+  /** On the Account page (with the current password) or with a reset link emailed to the account. */
+  how: 'account_page' | 'reset_link';
+}
+
+/** Tells the account's address that its password changed, so a change nobody asked for is noticed. */
+export function renderPasswordChanged(input: PasswordChangedInput): RenderedMail {
+  const how = input.how === 'reset_link' ? 'with a reset link sent to this address' : 'on its Account page';
+  const lines = [
+    `The password of your svc compliance workspaces account was changed ${how} on ${dateTimeFormat.format(input.at)} (UTC).`,
+    'Every other session of the account was signed out.',
+    'If you did not make this change, someone else may control your account: choose a new password at once with "Forgot your password?" on the sign-in page, and tell the people you share workspaces with, and the service operator.',
+  ];
+  const text = lines.join('\n');
+  const html = `<!doctype html>
+<html><body style="font-family: sans-serif">
+${lines.map((line) => `<p>${escapeHtml(line)}</p>`).join('\n')}
+</body></html>`;
+  return { template: 'password_changed', subject: 'The password of your account was changed', text, html };
 }
 
 export interface TermEndingInput {

@@ -183,5 +183,15 @@ describe(`changing the password on ${testDialect}`, () => {
     assert.equal(await isSignedIn(elsewhere), false);
     assert.equal(await passwordSignIn(fixture, 'ada@example.com'), 401);
     assert.equal(await passwordSignIn(fixture, 'ada@example.com', 'a brand new passphrase'), 303);
+
+    const notices = await fixture.mailTo('ada@example.com');
+    assert.deepEqual(
+      notices.map((mail) => mail.subject),
+      ['The password of your account was changed'],
+      'one notice, for the change that was made',
+    );
+    assert.match(notices[0]?.text ?? '', /changed on its Account page on March 1, 2026 at 12:00 PM \(UTC\)/);
+    assert.match(notices[0]?.text ?? '', /If you did not make this change/);
+    assert.doesNotMatch(notices[0]?.text ?? '', /passphrase/);
   });
 });

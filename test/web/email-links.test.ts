@@ -194,6 +194,11 @@ describe(`a password reset by email on ${testDialect}`, () => {
     assert.equal(await isSignedIn(elsewhere), false, 'the other session ended');
     assert.equal(await passwordSignIn(fixture, 'ada@example.com', PASSWORD), 401);
     assert.equal(await passwordSignIn(fixture, 'ada@example.com', 'a brand new passphrase'), 303);
+    const notices = (await fixture.mailTo('ada@example.com')).filter(
+      (mail) => mail.subject === 'The password of your account was changed',
+    );
+    assert.equal(notices.length, 1);
+    assert.match(notices[0]?.text ?? '', /changed with a reset link sent to this address/);
 
     const again = await useLink(fixture, path, { password: 'yet another passphrase' });
     assert.equal(again.page.status, 410);
