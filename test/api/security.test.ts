@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
+import pino from 'pino';
 import { revokeApiKey } from '../../src/api/index.ts';
 import { encodeCursor } from '../../src/api/pagination.ts';
 import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
+import { loggerOptions } from '../../src/http/logging.ts';
 import { startApiFixture } from '../helpers/api.ts';
 import { testDialect } from '../helpers/database.ts';
 
@@ -48,8 +51,15 @@ describe(`every REST operation on ${testDialect}`, () => {
     }
   });
 
-  it('answers forged cursors with 400 invalid_cursor, whatever position they carry', async (t) => {
-    const api = await startApiFixture(t);
+  it('answers forged cursors with 400 invalid_cursor, whatever position they carry, and logs no error', async (t) => {
+    const logs: { level: number; msg: string }[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        for (const line of String(chunk).trim().split('\n')) logs.push(JSON.parse(line));
+        done();
+      },
+    });
+    const api = await startApiFixture(t, { logger: pino(loggerOptions('info'), sink) });
     await api.call('POST', '/tasks', { json: { title: 'One' } });
     await api.call('POST', '/evidence', { json: { title: 'Two', url: 'https://evidence.example/2' } });
     const forged = (list: string, position: unknown[]) =>
@@ -83,6 +93,15 @@ describe(`every REST operation on ${testDialect}`, () => {
         `${list} ${JSON.stringify(position)}`,
       );
     }
+    for (const list of ['controls', 'tasks', 'evidence', 'risks']) {
+      const response = await api.call('GET', `/${list}?cursor=garbage`);
+      assert.deepEqual([response.status, response.body.code], [400, 'invalid_cursor'], list);
+    }
+    assert.deepEqual(
+      logs.filter((line) => line.level >= 50).map((line) => line.msg),
+      [],
+      'a refused cursor is the client\u2019s mistake, not an error of the service',
+    );
     const genuine = await api.call(
       'GET',
       `/evidence?cursor=${forged('evidence', [Date.now() + 60_000, 'evd_z'])}`,
