@@ -79,6 +79,9 @@ function assertOrderPage(page: WebResponse, expected: { plan: string; amount: st
   assert.match(page.body, new RegExp(`through ${expected.channel}</dd>`));
   assert.match(page.body, /<dt>Payment reference<\/dt><dd>pi_\w{3}…\w{4}<\/dd>/);
   assert.match(page.body, /<dt>Workspace<\/dt><dd>Created<\/dd>/);
+  // The order's own term, and nothing of what its owners did since (a next term bought in Billing).
+  assert.match(page.body, /<dt>Term<\/dt><dd><time [^>]+>[^<]+<\/time> to <time [^>]+>[^<]+<\/time><\/dd>/);
+  assert.doesNotMatch(page.body, /Free plan/);
   assert.match(page.body, new RegExp(`Sent to ${MASKED_PATTERN} on `));
   assert.ok(!page.body.includes(BUYER_EMAIL), 'the address never shows in full');
   assert.ok(!page.body.toLowerCase().includes('ada.buyer'), 'nor its local part');
