@@ -30,6 +30,14 @@ export function apiKeyActor(key: { id: string; name: string; prefix: string }): 
   return { apiKeyId: key.id, label: `API key “${key.name}” (${key.prefix}…)` };
 }
 
+/**
+ * A visitor of an order's page (`/orders/{id}?key=...`): whoever holds the link the checkout gave
+ * the agent, the agent or anyone it was passed on to; `channel` is the order's.
+ */
+export function orderLinkHolder(channel: string): AuditActor {
+  return { label: `Holder of the order page link (${channel.toUpperCase()} order)` };
+}
+
 /** An agent that bought through a checkout channel (`acp`, `ucp`, `mpp`), or an operator. */
 export function purchaseActor(channel: string): AuditActor {
   return channel === 'operator'

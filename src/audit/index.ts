@@ -5,6 +5,7 @@ export {
   apiKeyActor,
   INVITATION_HOLDER,
   OPERATOR_SOURCE,
+  orderLinkHolder,
   purchaseActor,
   SYSTEM_ACTOR,
   UNKNOWN_ACTOR,

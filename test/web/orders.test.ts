@@ -178,6 +178,15 @@ describe(`the order page on ${testDialect}`, () => {
     assert.match(limited.body, /Try again in 60 minutes/);
     await fixture.deliverMail();
     assert.equal(invitationsSent(), 3, 'the purchase’s invitation and two resends');
+    const resends = await fixture.runtime.database.db
+      .selectFrom('audit_events')
+      .select('actor_label')
+      .where('action', '=', 'invitation.resent')
+      .execute();
+    assert.deepEqual(
+      resends.map((event) => event.actor_label),
+      ['Holder of the order page link (ACP order)', 'Holder of the order page link (ACP order)'],
+    );
 
     fixture.clock.advance(HOUR_MS);
     assert.equal((await client.post(`/orders/${orderId}/invitation`, { key })).status, 200, 'an hour later');

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
-import { purchaseActor } from '../../audit/index.ts';
+import { orderLinkHolder } from '../../audit/index.ts';
 import { PLANS } from '../../catalog/index.ts';
 import { findOrderByPageLink, type Order } from '../../purchase/index.ts';
 import { maskEmail } from '../../shared/redact.ts';
@@ -94,7 +94,7 @@ export function orderRoutes(app: FastifyInstance, deps: RouteDeps): void {
       deps.db,
       { clock: deps.clock, baseUrl: deps.config.baseUrl },
       order.workspaceId,
-      auditSourceOf(request, purchaseActor(order.channel)),
+      auditSourceOf(request, orderLinkHolder(order.channel)),
     );
     if (result.ok) {
       return orderPage(deps, request, reply, order, key, {
