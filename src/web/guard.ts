@@ -6,10 +6,13 @@ import { isIdInput } from './forms.ts';
 import { sendForbidden, sendNotFound } from './render.ts';
 
 /** The signed-in account, or a redirect to the sign-in page that comes back here. */
+/** The first page after sign-in (`GET /w`): the workspace at a glance, or the list of several. */
+export const AFTER_SIGN_IN = '/w';
+
 export function signedInUser(request: FastifyRequest, reply: FastifyReply): User | undefined {
   const user = request.visit?.user;
   if (user) return user;
-  const back = request.method === 'GET' ? request.url : '/workspaces';
+  const back = request.method === 'GET' ? request.url : AFTER_SIGN_IN;
   void reply.redirect(`/sign-in?next=${encodeURIComponent(back)}`, 303);
   return undefined;
 }

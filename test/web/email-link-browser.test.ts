@@ -35,7 +35,7 @@ describe(`email links in Chromium on ${testDialect}`, () => {
     await page.goto(signInLink);
     await assertAccessible(page);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${base}/workspaces`);
+    await page.waitForURL(/\/(w\/ws_[^/]+|workspaces)$/);
     assert.match(await page.locator('.who').innerText(), /ada@example.com/);
 
     await page.getByRole('link', { name: 'Account' }).click();

@@ -77,7 +77,7 @@ describe(`a sign-in link by email on ${testDialect}`, () => {
 
     const answer = await visitor.post(path, {});
     assert.equal(answer.status, 303);
-    assert.equal(answer.location, '/workspaces');
+    assert.equal(answer.location, '/w');
     const session = visitor.cookies.get(SESSION_COOKIE);
     assert.ok(session && session !== planted, 'a new session id');
     assert.equal(await isSignedIn(visitor), true);

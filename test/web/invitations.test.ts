@@ -95,6 +95,7 @@ describe(`invitation pages on ${testDialect}`, () => {
     const list = await client.get('/workspaces');
     assert.match(list.body, /First/);
     assert.match(list.body, /Second/);
+    assert.equal((await client.get('/w')).location, '/workspaces', 'with two, the first page is the list');
     assert.equal(await count(fixture, 'users'), 1);
   });
 

@@ -54,7 +54,7 @@ describe(`passkeys in Chromium on ${testDialect}`, () => {
     await page.goto(`${base}/sign-in`);
     await assertAccessible(page);
     await page.getByRole('button', { name: 'Use a passkey' }).click();
-    await page.waitForURL(`${base}/workspaces`);
+    await page.waitForURL(/\/(w\/ws_[^/]+|workspaces)$/);
     assert.match(await page.locator('.who').innerText(), /ada@example\.com/);
 
     await page.goto(`${base}/account/passkeys`);

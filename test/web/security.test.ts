@@ -119,12 +119,12 @@ describe(`web app security on ${testDialect}`, () => {
     const fixture = await startAppFixture(t);
     await ownerOfNewWorkspace(fixture);
     const cases: [string, string][] = [
-      ['//evil.example/phish', '/workspaces'],
-      ['https://evil.example/', '/workspaces'],
-      ['/\\evil.example', '/workspaces'],
+      ['//evil.example/phish', '/w'],
+      ['https://evil.example/', '/w'],
+      ['/\\evil.example', '/w'],
       ['/%5Cevil.example', '/%5Cevil.example'],
-      ['javascript:alert(1)', '/workspaces'],
-      ['/\t/evil.example', '/workspaces'],
+      ['javascript:alert(1)', '/w'],
+      ['/\t/evil.example', '/w'],
       ['/legal/terms?x=1', '/legal/terms?x=1'],
     ];
     for (const [next, expected] of cases) {
@@ -134,13 +134,13 @@ describe(`web app security on ${testDialect}`, () => {
       assert.equal(answer.location, expected, next);
       await client.get('/legal/terms');
       const out = await client.post('/sign-out', { next });
-      assert.equal(out.location, expected === '/workspaces' ? '/' : expected, next);
+      assert.equal(out.location, expected === '/w' ? '/' : expected, next);
     }
     const page = await webClient(fixture.runtime.app).get('/sign-in?next=//evil.example');
-    assert.match(page.body, /name="next" value="\/workspaces"/);
+    assert.match(page.body, /name="next" value="\/w"/);
     const repeated = await webClient(fixture.runtime.app).get('/sign-in?next=/a&next=/b');
     assert.equal(repeated.status, 200, 'a repeated next is the default, not a 500');
-    assert.match(repeated.body, /name="next" value="\/workspaces"/);
+    assert.match(repeated.body, /name="next" value="\/w"/);
   });
 
   it('keeps members out of owner and admin pages, and everyone else out of the workspace', async (t) => {

@@ -32,7 +32,9 @@ describe(`signing in on ${testDialect}`, () => {
     const client = webClient(fixture.runtime.app);
     const answer = await signIn(client, 'ada@example.com', PASSWORD);
     assert.equal(answer.status, 303);
-    assert.equal(answer.location, '/workspaces');
+    assert.equal(answer.location, '/w');
+    const first = await client.get('/w');
+    assert.equal(first.location, `/w/${workspaceId}`, 'the first page is the only workspace at a glance');
     const secret = client.cookies.get('__Host-svc_session');
     assert.ok(secret, 'a Secure __Host- cookie outside local development');
     const cookie = [answer.headers['set-cookie']]

@@ -12,6 +12,7 @@ import {
 } from '../../accounts/index.ts';
 import { accountChangeRecorder } from '../audit.ts';
 import { field } from '../forms.ts';
+import { AFTER_SIGN_IN } from '../guard.ts';
 import { sendPage } from '../render.ts';
 import { signInBrowser } from '../session.ts';
 import type { RouteDeps } from './deps.ts';
@@ -19,8 +20,6 @@ import { minutesUntil } from './sign-in.ts';
 
 type TokenParams = { Params: { token: string } };
 type FormError = { field?: string; message: string };
-
-const AFTER_SIGN_IN = '/workspaces';
 
 /** The form that asks for a link by address, per purpose. */
 const REQUEST_PAGES: Record<

@@ -14,11 +14,11 @@ import {
 import { MINUTE_MS } from '../../shared/clock.ts';
 import { accountChangeRecorder, recordFailedSignIn } from '../audit.ts';
 import { field, isStorable, safeNextPath } from '../forms.ts';
-import { signedInUser } from '../guard.ts';
+import { AFTER_SIGN_IN, signedInUser } from '../guard.ts';
 import { sendNotFound, sendPage } from '../render.ts';
 import { signInBrowser } from '../session.ts';
 import type { RouteDeps } from './deps.ts';
-import { AFTER_SIGN_IN, minutesUntil, signInPage } from './sign-in.ts';
+import { minutesUntil, signInPage } from './sign-in.ts';
 
 const PASSKEY_NAME_MAX_LENGTH = 100;
 /** Removing a passkey within this time of signing in needs no password. */

@@ -2,11 +2,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkCredentials, isValidEmail } from '../../accounts/index.ts';
 import { recordFailedSignIn } from '../audit.ts';
 import { field, safeNextPath } from '../forms.ts';
+import { AFTER_SIGN_IN } from '../guard.ts';
 import { sendPage } from '../render.ts';
 import { signInBrowser, signOutBrowser } from '../session.ts';
 import type { RouteDeps } from './deps.ts';
 
-export const AFTER_SIGN_IN = '/workspaces';
 /** One message for an unknown address and a wrong password, so the page does not tell which. */
 const INVALID_CREDENTIALS = 'The email address or password is not right.';
 

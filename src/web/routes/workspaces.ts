@@ -16,6 +16,15 @@ export function workspaceRoutes(app: FastifyInstance, deps: RouteDeps): void {
     return sendPage(request, reply, 'workspaces', { title: 'Your workspaces', memberships, planNames });
   });
 
+  // The first page after sign-in: the workspace at a glance when there is one, the list otherwise.
+  app.get('/w', async (request, reply) => {
+    const user = signedInUser(request, reply);
+    if (!user) return reply;
+    const memberships = await listMemberships(deps.db, user.id);
+    const only = memberships.length === 1 ? memberships[0] : undefined;
+    return reply.redirect(only ? `/w/${encodeURIComponent(only.workspace.id)}` : '/workspaces', 303);
+  });
+
   app.get<{ Params: { workspaceId: string } }>('/w/:workspaceId', async (request, reply) => {
     const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'view');
     if (!access) return reply;
