@@ -114,7 +114,7 @@ describe(`changing the email address on ${testDialect}`, () => {
       password: PASSWORD,
     });
     assert.equal(refused.status, 303);
-    assert.equal(refused.location, '/sign-in?next=%2Fworkspaces');
+    assert.equal(refused.location, '/sign-in?next=%2Fw');
   });
 
   it('gives an address to one account only when two confirm it at once', async (t) => {
