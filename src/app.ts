@@ -10,7 +10,7 @@ import type { CheckoutDeps } from './checkout/index.ts';
 import type { Config } from './config.ts';
 import type { DatabaseHandle } from './db/database.ts';
 import { registerDiscoveryRoutes } from './discovery/index.ts';
-import { answerUnroutableUrl, registerHttpBasics, requestIdFrom } from './http/basics.ts';
+import { answerClientError, answerUnroutableUrl, registerHttpBasics, requestIdFrom } from './http/basics.ts';
 import { DeferredCompilation } from './http/deferred-compilation.ts';
 import type { ErrorSurface } from './http/errors.ts';
 import { registerHealthRoutes } from './http/health.ts';
@@ -20,7 +20,7 @@ import { deferredResponseSerializers } from './http/serialization.ts';
 import { requestValidator } from './http/validation.ts';
 import { type MailTransport, registerDevMailboxRoutes } from './mail/index.ts';
 import type { Clock } from './shared/clock.ts';
-import { notFoundPage, webApp } from './web/index.ts';
+import { methodNotAllowedPage, notFoundPage, unroutableUrlPage, webApp } from './web/index.ts';
 import type { TargetPolicy } from './webhooks/index.ts';
 
 export interface AppDeps {
@@ -71,7 +71,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     trustProxy: deps.config.trustProxy,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
-    frameworkErrors: answerUnroutableUrl(errorSurfaceFor),
+    frameworkErrors: answerUnroutableUrl(errorSurfaceFor, unroutableUrlPage),
+    clientErrorHandler: answerClientError,
     schemaController: { compilersFactory: { buildSerializer: deferredResponseSerializers(deferred) } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(
@@ -89,6 +90,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     https: deps.config.baseUrl.startsWith('https:'),
     surfaceFor: errorSurfaceFor,
     notFoundPage,
+    methodNotAllowedPage,
   });
   registerHealthRoutes(app, deps.database);
   registerDiscoveryRoutes(app, deps.config);

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import {
   errorCodes,
   type FastifyError,
@@ -9,7 +11,7 @@ import {
 import findMyWay, { type HTTPMethod } from 'find-my-way';
 import { type ErrorSurface, errorHandlerFor, sendServiceError } from './errors.ts';
 import { useBoundedJsonParser } from './json-body.ts';
-import { PROBLEM_ERRORS } from './problem.ts';
+import { PROBLEM_ERRORS, unreadableRequest } from './problem.ts';
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -35,6 +37,12 @@ export interface HttpBasicsOptions {
   surfaceFor: (url: string) => ErrorSurface;
   /** Answers an unknown path in another format (the app's HTML page for browsers), or leaves it to problem+json. */
   notFoundPage?: (request: FastifyRequest, reply: FastifyReply) => FastifyReply | undefined;
+  /** Likewise for a method the path does not take (a browser reopening the address of a form's answer). */
+  methodNotAllowedPage?: (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    allowed: string[],
+  ) => FastifyReply | undefined;
 }
 
 export function registerHttpBasics(app: FastifyInstance, options: HttpBasicsOptions): void {
@@ -87,7 +95,10 @@ export function registerHttpBasics(app: FastifyInstance, options: HttpBasicsOpti
     );
     const surface = options.surfaceFor(request.url);
     if (allowed.length > 0)
-      return sendServiceError(request, reply, surface, { code: 'method_not_allowed', allowed });
+      return (
+        options.methodNotAllowedPage?.(request, reply, allowed) ??
+        sendServiceError(request, reply, surface, { code: 'method_not_allowed', allowed })
+      );
     return (
       options.notFoundPage?.(request, reply) ??
       sendServiceError(request, reply, surface, { code: 'not_found' })
@@ -99,9 +110,52 @@ export function registerHttpBasics(app: FastifyInstance, options: HttpBasicsOpti
 
 /**
  * Fastify's `frameworkErrors`: a URL the router cannot take (bad percent-encoding, a path segment
- * over the limit) is answered in the format of the surface it was meant for.
+ * over the limit) is answered in the format of the surface it was meant for, or by `page` (the
+ * app's error page for a browser).
  */
-export function answerUnroutableUrl(surfaceFor: (url: string) => ErrorSurface) {
+export function answerUnroutableUrl(
+  surfaceFor: (url: string) => ErrorSurface,
+  page?: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => FastifyReply | undefined,
+) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) =>
-    errorHandlerFor(surfaceFor(request.url))(error, request, reply);
+    page?.(error, request, reply) ?? errorHandlerFor(surfaceFor(request.url))(error, request, reply);
+}
+
+const CLIENT_ERRORS: Record<string, { status: number; message: string }> = {
+  HPE_HEADER_OVERFLOW: { status: 431, message: 'The request line and headers are larger than allowed.' },
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, message: 'The request took too long to arrive.' },
+};
+
+/**
+ * Fastify's `clientErrorHandler`: Node's HTTP parser refused the bytes before there was a request
+ * (headers over the size limit, a malformed request line or header, a request too slow to
+ * arrive). Which surface it was meant for is unknown, so it is REST's `bad_request` problem, with
+ * a Request-Id and the security headers, and the connection closes.
+ */
+export function answerClientError(
+  this: FastifyInstance,
+  error: Error & { code?: string },
+  socket: Duplex,
+): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  this.log.debug({ err: error }, 'unreadable request refused before routing');
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const { status, message } = CLIENT_ERRORS[error.code ?? ''] ?? {
+    status: 400,
+    message: 'The request could not be read as HTTP.',
+  };
+  const requestId = `req_${randomUUID()}`;
+  const body = JSON.stringify(unreadableRequest({ id: requestId }, status, message));
+  const head = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+    'content-type: application/problem+json',
+    `content-length: ${Buffer.byteLength(body)}`,
+    `request-id: ${requestId}`,
+    ...Object.entries(SECURITY_HEADERS).map(([name, value]) => `${name}: ${value}`),
+    'connection: close',
+  ];
+  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
 }

@@ -71,7 +71,7 @@ const TITLES: Record<number, string> = {
 };
 
 export function problem(
-  request: FastifyRequest,
+  request: Pick<FastifyRequest, 'id'>,
   status: number,
   code: string,
   detail?: string,
@@ -86,6 +86,15 @@ export function problem(
     request_id: request.id,
     ...(errors ? { errors } : {}),
   };
+}
+
+/** A request refused before any route read it: by Fastify, or by Node's parser (no request at all). */
+export function unreadableRequest(
+  request: Pick<FastifyRequest, 'id'>,
+  status: number,
+  message: string,
+): Problem {
+  return problem(request, status, 'bad_request', message);
 }
 
 export function problemReply(body: Problem): WireReply {
@@ -139,7 +148,7 @@ export const PROBLEM_ERRORS: ErrorSurface = {
       problemReply(problem(request, status, 'invalid_url', 'The URL is not validly percent-encoded.')),
     invalid_multipart: (_, { request }) => problemReply(malformedMultipart(request)),
     unreadable_request: ({ message }, { request, status }) =>
-      problemReply(problem(request, status, 'bad_request', message)),
+      problemReply(unreadableRequest(request, status, message)),
     not_found: (_, { request, status }) =>
       problemReply(problem(request, status, 'not_found', 'No such resource.')),
     method_not_allowed: ({ allowed }, { request, status }) =>

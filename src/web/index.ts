@@ -121,6 +121,57 @@ export function notFoundPage(request: FastifyRequest, reply: FastifyReply): Fast
   return sendHtml(reply, renderPage('not-found', undefined, { title: 'Page not found' }, 404), 404);
 }
 
+/**
+ * A browser opening an address that only takes a form (a reload or a restored tab of the page a
+ * form answered with, such as a new API key shown once): a page that says so, instead of the
+ * problem+json other clients get; undefined for those.
+ */
+export function methodNotAllowedPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  allowed: string[],
+): FastifyReply | undefined {
+  const path = request.url.split('?')[0] ?? '/';
+  if (isMachinePath(path) || !acceptsHtml(request) || request.method !== 'GET') return undefined;
+  reply.header('allow', allowed.join(', '));
+  const page = renderPage(
+    'error',
+    undefined,
+    {
+      title: 'This address takes a form',
+      heading: 'This page cannot be opened again',
+      message:
+        'It showed the answer to a form, and the address only takes that form. Go back to the page the form was on.',
+    },
+    405,
+  );
+  return sendHtml(reply, page, 405);
+}
+
+/** A URL the router cannot take (a path segment over the limit), asked for by a browser: the error page. */
+export function unroutableUrlPage(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply | undefined {
+  const path = request.url.split('?')[0] ?? '/';
+  if (isMachinePath(path) || !acceptsHtml(request)) return undefined;
+  // The router refused the URL before the hooks that set it ran.
+  reply.header('request-id', request.id);
+  return sendPage(
+    request,
+    reply,
+    'error',
+    {
+      title: 'Address not valid',
+      heading: 'This address is not valid',
+      message:
+        'It is too long or not validly encoded, so no page can answer it. Check the link you followed.',
+    },
+    statusOf(serviceErrorOf(error, request)),
+  );
+}
+
 function acceptsHtml(request: FastifyRequest): boolean {
   const accept = request.headers.accept;
   return typeof accept === 'string' && /\btext\/html\b/i.test(accept);

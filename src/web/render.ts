@@ -101,6 +101,7 @@ const ERROR_CODES: Record<number, string> = {
   404: 'not_found',
   405: 'method_not_allowed',
   413: 'payload_too_large',
+  414: 'uri_too_long',
   415: 'unsupported_media_type',
   429: 'too_many_requests',
   500: 'internal_error',

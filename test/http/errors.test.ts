@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { describe, it } from 'node:test';
 import { startApiFixture } from '../helpers/api.ts';
 
@@ -95,5 +96,39 @@ describe('errors every surface shares, each in its own format', () => {
       body: '',
     });
     assert.equal(deleted.status, 204, await deleted.text());
+  });
+
+  it('answers bytes Node cannot read as a request with a problem, a Request-Id, and a closed connection', async (t) => {
+    const api = await startApiFixture(t);
+    const { port } = new URL(api.url);
+    const exchange = (bytes: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1', () => socket.end(bytes));
+        let answer = '';
+        socket.setEncoding('utf8').on('data', (chunk) => {
+          answer += chunk;
+        });
+        socket.on('close', () => resolve(answer)).on('error', reject);
+      });
+    const cases: [string, string, number][] = [
+      ['headers over the limit', `GET /api/v1/me?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431],
+      ['a malformed header line', 'GET /api/v1/me HTTP/1.1\r\nHost: x\r\nnot a header\r\n\r\n', 400],
+      ['no HTTP at all', 'HELLO\r\n\r\n', 400],
+    ];
+    for (const [what, bytes, status] of cases) {
+      const answer = await exchange(bytes);
+      const [head = '', body = ''] = answer.split('\r\n\r\n');
+      assert.match(head, new RegExp(`^HTTP/1.1 ${status} `), what);
+      assert.match(head, /\r\ncontent-type: application\/problem\+json/i, what);
+      assert.match(head, /\r\nconnection: close/i, what);
+      const requestId = /\r\nrequest-id: (req_[0-9a-f-]{36})/i.exec(head)?.[1];
+      assert.ok(requestId, what);
+      const problem = JSON.parse(body);
+      assert.deepEqual(
+        [problem.status, problem.code, problem.request_id],
+        [status, 'bad_request', requestId],
+        what,
+      );
+    }
   });
 });

@@ -73,6 +73,39 @@ describe(`public pages on ${testDialect}`, () => {
     }
   });
 
+  it('answers a browser reopening the address of a form’s answer, or an address too long to route, with a page; other clients with problem+json', async (t) => {
+    const fixture = await startAppFixture(t);
+    const app = fixture.runtime.app;
+    for (const url of ['/w/ws_06f1k2m3n4p5q6r7s8t9v0w1x2/integrations/keys', '/orders/ord_1/invitation']) {
+      const browser = await app.inject({ url, headers: { accept: 'text/html,application/xhtml+xml' } });
+      assert.equal(browser.statusCode, 405, url);
+      assert.equal(browser.headers.allow, 'POST', url);
+      assert.match(browser.headers['content-type'] ?? '', /^text\/html/, url);
+      assert.match(browser.body, /<meta name="error-code" content="method_not_allowed">/, url);
+      assert.match(browser.body, /This page cannot be opened again/, url);
+
+      const client = await app.inject({ url });
+      assert.equal(client.statusCode, 405, url);
+      assert.equal(client.json().code, 'method_not_allowed', url);
+    }
+    const tooLong = `/invitations/inv_${'a'.repeat(3000)}`;
+    const page = await app.inject({ url: tooLong, headers: { accept: 'text/html' } });
+    assert.equal(page.statusCode, 414);
+    assert.match(page.headers['content-type'] ?? '', /^text\/html/);
+    assert.match(page.body, /<meta name="error-code" content="uri_too_long">/);
+    assert.match(String(page.headers['request-id']), /^req_/);
+    const problem = await app.inject({ url: tooLong });
+    assert.deepEqual([problem.statusCode, problem.json().code], [414, 'uri_too_long']);
+
+    const machine = await app.inject({
+      url: '/api/v1/me',
+      method: 'DELETE',
+      headers: { accept: 'text/html' },
+    });
+    assert.equal(machine.statusCode, 405);
+    assert.doesNotMatch(machine.headers['content-type'] ?? '', /text\/html/);
+  });
+
   it('serves pages under a strict content security policy with no inline script or style', async (t) => {
     const fixture = await startAppFixture(t);
     const page = await webClient(fixture.runtime.app).get('/');
