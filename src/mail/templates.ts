@@ -187,6 +187,16 @@ export function renderEmailChangeConfirmation(input: AccountLinkInput): Rendered
   });
 }
 
+/** A notice with no link to follow: one paragraph per line. */
+function noticeMail(template: string, subject: string, lines: string[]): RenderedMail {
+  const text = lines.join('\n');
+  const html = `<!doctype html>
+<html><body style="font-family: sans-serif">
+${lines.map((line) => `<p>${escapeHtml(line)}</p>`).join('\n')}
+</body></html>`;
+  return { template, subject, text, html };
+}
+
 export interface EmailChangedInput {
   /** Masked (`a***@example.com`): this goes to the address that no longer signs in. */
   newEmailMasked: string;
@@ -198,12 +208,7 @@ export function renderEmailChanged(input: EmailChangedInput): RenderedMail {
     'This address no longer signs in to it.',
     'If you did not make this change, someone else may control your account: tell the people you share workspaces with, and the service operator, at once.',
   ];
-  const text = lines.join('\n');
-  const html = `<!doctype html>
-<html><body style="font-family: sans-serif">
-${lines.map((line) => `<p>${escapeHtml(line)}</p>`).join('\n')}
-</body></html>`;
-  return { template: 'email_changed', subject: 'The email address of your account was changed', text, html };
+  return noticeMail('email_changed', 'The email address of your account was changed', lines);
 }
 
 export interface PasswordChangedInput {
@@ -220,12 +225,7 @@ export function renderPasswordChanged(input: PasswordChangedInput): RenderedMail
     'Every other session of the account was signed out.',
     'If you did not make this change, someone else may control your account: choose a new password at once with "Forgot your password?" on the sign-in page, and tell the people you share workspaces with, and the service operator.',
   ];
-  const text = lines.join('\n');
-  const html = `<!doctype html>
-<html><body style="font-family: sans-serif">
-${lines.map((line) => `<p>${escapeHtml(line)}</p>`).join('\n')}
-</body></html>`;
-  return { template: 'password_changed', subject: 'The password of your account was changed', text, html };
+  return noticeMail('password_changed', 'The password of your account was changed', lines);
 }
 
 export interface TermEndingInput {
