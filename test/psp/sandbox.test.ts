@@ -250,6 +250,21 @@ describe('charging a token', () => {
     assert.equal(sandbox.state.getPaymentIntent(intent.id)?.status, 'succeeded');
   });
 
+  it('charges every card brand the ACP payment handler accepts', async () => {
+    const brands: [string, string][] = [
+      ['pm_card_visa', 'visa'],
+      ['pm_card_mastercard', 'mastercard'],
+      ['pm_card_amex', 'amex'],
+      ['pm_card_discover', 'discover'],
+    ];
+    for (const [paymentMethod, brand] of brands) {
+      const token = await mintToken(paymentMethod);
+      assert.equal(token.payment_method_details.card.brand, brand, paymentMethod);
+      const intent = await chargeWithSdk(token.id, { idempotencyKey: uniqueKey(paymentMethod) });
+      assert.equal(intent.status, 'succeeded', paymentMethod);
+    }
+  });
+
   it('accepts the top-level token spelling and reports that spelling in errors', async () => {
     const token = await mintToken();
     const form = chargeForm(token.id, { shared_payment_granted_token: token.id });

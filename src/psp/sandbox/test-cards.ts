@@ -41,6 +41,8 @@ const insufficientFunds = card(
 const TEST_PAYMENT_METHODS: ReadonlyMap<string, TestPaymentMethod> = new Map([
   ['pm_card_visa', card('visa', '4242', APPROVE)],
   ['pm_card_mastercard', card('mastercard', '4444', APPROVE)],
+  ['pm_card_amex', card('amex', '8431', APPROVE)],
+  ['pm_card_discover', card('discover', '1117', APPROVE)],
   ['pm_card_visa_chargeDeclined', card('visa', '0002', cardDeclined('generic_decline'))],
   ['pm_card_visa_chargeDeclinedInsufficientFunds', insufficientFunds],
   ['pm_card_chargeDeclinedInsufficientFunds', insufficientFunds],
