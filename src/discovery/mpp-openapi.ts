@@ -82,12 +82,10 @@ function paidOperation({ item, operationId }: MppOperation): object {
         },
         content: { 'application/json': { schema: schemaRef('PurchaseResult') } },
       },
-      400: {
-        description:
-          'Problem type https://paymentauth.org/problems/bad-request: the body is invalid (for example a ' +
+      400: problemResponse(
+        'Problem type https://paymentauth.org/problems/bad-request: the body is invalid (for example a ' +
           'missing or invalid buyer.email) or a Payment credential came in two fields.',
-        content: { 'application/problem+json': { schema: schemaRef('Problem') } },
-      },
+      ),
       402: {
         description: 'Payment Required: a fresh challenge, with the reason a credential was not accepted.',
         headers: {
@@ -98,14 +96,28 @@ function paidOperation({ item, operationId }: MppOperation): object {
         },
         content: { 'application/problem+json': { schema: schemaRef('PaymentProblem') } },
       },
-      503: {
-        description:
-          'Payment taken but setup unfinished: repeat the identical request after Retry-After; no second charge.',
+      413: problemResponse('The body is larger than allowed (code `body_too_large`).'),
+      415: problemResponse('The body is not `application/json` (code `unsupported_media_type`).'),
+      429: {
+        ...problemResponse('Too many requests from this address (code `rate_limited`): wait Retry-After.'),
         headers: { 'Retry-After': { schema: { type: 'integer' } } },
-        content: { 'application/problem+json': { schema: schemaRef('Problem') } },
+      },
+      500: problemResponse(
+        'Problem type https://paymentauth.org/problems/internal-payment-error: something failed on our side; ' +
+          'repeating the identical request is safe (a credential is charged at most once).',
+      ),
+      503: {
+        ...problemResponse(
+          'Payment taken but setup unfinished: repeat the identical request after Retry-After; no second charge.',
+        ),
+        headers: { 'Retry-After': { schema: { type: 'integer' } } },
       },
     },
   };
+}
+
+function problemResponse(description: string) {
+  return { description, content: { 'application/problem+json': { schema: schemaRef('Problem') } } };
 }
 
 /** `GET /openapi.json`, built once; the site links or proxies `{SITE_URL}/openapi.json` here. */

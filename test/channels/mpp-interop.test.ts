@@ -164,7 +164,16 @@ describe(`MPP discovery on ${testDialect}`, () => {
         { ...offers[0], description: typeof offers[0]?.description },
         { intent: 'charge', method: 'psp', amount, currency: 'usd', description: 'string' },
       );
-      assert.deepEqual(Object.keys(operation.responses).sort(), ['200', '400', '402', '503']);
+      assert.deepEqual(Object.keys(operation.responses).sort(), [
+        '200',
+        '400',
+        '402',
+        '413',
+        '415',
+        '429',
+        '500',
+        '503',
+      ]);
     }
     assert.deepEqual(
       document.components.schemas.PurchaseRequest,

@@ -90,6 +90,13 @@ export const PaymentProblem = Type.Object({
 });
 export type PaymentProblem = Static<typeof PaymentProblem>;
 
-/** The service's generic problem (invalid request body, setup still running). */
-export const ServiceProblem = ProblemSchema;
+/** The service's generic problem (invalid request body, setup still running), typed as MPP types it. */
+export const ServiceProblem = Type.Object({
+  ...ProblemSchema.properties,
+  type: Type.String({
+    description:
+      '`https://paymentauth.org/problems/bad-request` for a 400, `https://paymentauth.org/problems/internal-payment-error` ' +
+      'for a 500, `about:blank` otherwise: the status and `code` say what happened.',
+  }),
+});
 export type ServiceProblem = Problem;
