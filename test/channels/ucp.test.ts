@@ -820,7 +820,7 @@ describe(`UCP channel on ${testDialect}`, () => {
           id: 'psp_payments',
           version: '2026-08-25',
           available_instruments: [{ type: 'card' }],
-          config: { network_profile_id: 'profile_test_61U92' },
+          config: { network_profile_id: 'profile_test_61U92', credential_types: ['psp_payment_token'] },
         },
       ],
     });

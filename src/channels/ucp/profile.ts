@@ -39,7 +39,8 @@ export interface PaymentHandlerEntry {
   id: string;
   version: string;
   available_instruments: { type: string }[];
-  config: { network_profile_id: string };
+  /** The handler's own settings: where tokens are scoped, and the credential type a complete sends. */
+  config: { network_profile_id: string; credential_types: string[] };
 }
 
 /** The card handler of the payment provider: the agent tokenizes the card there and sends the token. */
@@ -53,7 +54,7 @@ export function paymentHandlers(
         id: PAYMENT_HANDLER_ID,
         version,
         available_instruments: [{ type: INSTRUMENT_TYPE }],
-        config: { network_profile_id: config.psp.networkProfileId },
+        config: { network_profile_id: config.psp.networkProfileId, credential_types: [CREDENTIAL_TYPE] },
       },
     ],
   };
