@@ -139,7 +139,10 @@ export function answerClientError(
 ): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   this.log.debug({ err: error }, 'unreadable request refused before routing');
-  if (!socket.writable) {
+  // Node's own rule: no answer while a response of an earlier request on this connection is
+  // part-written (its bytes would be corrupted), only the close.
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  if (!socket.writable || inFlight?.headersSent) {
     socket.destroy();
     return;
   }
@@ -157,5 +160,5 @@ export function answerClientError(
     ...Object.entries(SECURITY_HEADERS).map(([name, value]) => `${name}: ${value}`),
     'connection: close',
   ];
-  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`, () => socket.destroy());
 }
