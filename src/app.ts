@@ -71,7 +71,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     trustProxy: deps.config.trustProxy,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
-    frameworkErrors: answerUnroutableUrl(errorSurfaceFor, unroutableUrlPage),
+    frameworkErrors: answerUnroutableUrl({
+      https: deps.config.baseUrl.startsWith('https:'),
+      surfaceFor: errorSurfaceFor,
+      page: unroutableUrlPage,
+    }),
     clientErrorHandler: answerClientError,
     schemaController: { compilersFactory: { buildSerializer: deferredResponseSerializers(deferred) } },
   }).withTypeProvider<TypeBoxTypeProvider>();

@@ -31,6 +31,10 @@ const SECURITY_HEADERS: Record<string, string> = {
 };
 const HSTS = { 'strict-transport-security': 'max-age=31536000; includeSubDomains' };
 
+function headersOfEveryResponse(https: boolean): Record<string, string> {
+  return https ? { ...SECURITY_HEADERS, ...HSTS } : SECURITY_HEADERS;
+}
+
 export interface HttpBasicsOptions {
   https: boolean;
   /** The error format of the surface a URL belongs to (REST problems outside the protocols). */
@@ -67,7 +71,7 @@ export function registerHttpBasics(app: FastifyInstance, options: HttpBasicsOpti
 
   // Both hooks take a callback instead of being async: they run on every request and await
   // nothing, so a promise each would only cost time.
-  const everyResponse = options.https ? { ...SECURITY_HEADERS, ...HSTS } : SECURITY_HEADERS;
+  const everyResponse = headersOfEveryResponse(options.https);
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('request-id', request.id);
     reply.headers(everyResponse);
@@ -113,12 +117,21 @@ export function registerHttpBasics(app: FastifyInstance, options: HttpBasicsOpti
  * over the limit) is answered in the format of the surface it was meant for, or by `page` (the
  * app's error page for a browser).
  */
-export function answerUnroutableUrl(
-  surfaceFor: (url: string) => ErrorSurface,
-  page?: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => FastifyReply | undefined,
-) {
-  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) =>
-    page?.(error, request, reply) ?? errorHandlerFor(surfaceFor(request.url))(error, request, reply);
+export function answerUnroutableUrl(options: {
+  https: boolean;
+  surfaceFor: (url: string) => ErrorSurface;
+  page?: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => FastifyReply | undefined;
+}) {
+  const everyResponse = headersOfEveryResponse(options.https);
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    // The router refused the URL before the hooks that set these ran.
+    reply.header('request-id', request.id);
+    reply.headers(everyResponse);
+    return (
+      options.page?.(error, request, reply) ??
+      errorHandlerFor(options.surfaceFor(request.url))(error, request, reply)
+    );
+  };
 }
 
 const CLIENT_ERRORS: Record<string, { status: number; message: string }> = {
@@ -138,7 +151,8 @@ export function answerClientError(
   socket: Duplex,
 ): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  this.log.debug({ err: error }, 'unreadable request refused before routing');
+  // Only the code: Node's error carries the raw bytes received, credentials included.
+  this.log.debug({ code: error.code }, 'unreadable request refused before routing');
   // Node's own rule: no answer while a response of an earlier request on this connection is
   // part-written (its bytes would be corrupted), only the close.
   const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;

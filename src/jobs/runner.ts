@@ -258,12 +258,21 @@ export class JobRunner {
   async #claim(limit: number): Promise<ClaimedJob[]> {
     const claimed: ClaimedJob[] = [];
     for (let round = 0; round < CLAIM_ROUNDS && claimed.length < limit; round++) {
-      const now = this.#options.clock.now().getTime();
-      const candidates = await this.#candidates(now, limit - claimed.length);
-      if (candidates.length === 0) break;
-      const taken = await this.#take(candidates, now);
+      let candidates: string[];
+      let taken: ClaimedJob[];
+      try {
+        const now = this.#options.clock.now().getTime();
+        candidates = await this.#candidates(now, limit - claimed.length);
+        taken = candidates.length === 0 ? [] : await this.#take(candidates, now);
+      } catch (error) {
+        // Jobs an earlier round took are this runner's now: run them rather than leave them
+        // claimed by nobody until their lease ends.
+        if (claimed.length === 0) throw error;
+        this.#options.logger.error({ err: error }, 'claiming more jobs failed; running those claimed');
+        return claimed;
+      }
       claimed.push(...taken);
-      if (taken.length === candidates.length) break;
+      if (candidates.length === 0 || taken.length === candidates.length) break;
     }
     return claimed;
   }

@@ -5,10 +5,10 @@ import type { WebDeps } from './context.ts';
 import { isIdInput } from './forms.ts';
 import { sendForbidden, sendNotFound } from './render.ts';
 
-/** The signed-in account, or a redirect to the sign-in page that comes back here. */
 /** The first page after sign-in (`GET /w`): the workspace at a glance, or the list of several. */
 export const AFTER_SIGN_IN = '/w';
 
+/** The signed-in account, or a redirect to the sign-in page that comes back here. */
 export function signedInUser(request: FastifyRequest, reply: FastifyReply): User | undefined {
   const user = request.visit?.user;
   if (user) return user;

@@ -156,8 +156,6 @@ export function unroutableUrlPage(
 ): FastifyReply | undefined {
   const path = request.url.split('?')[0] ?? '/';
   if (isMachinePath(path) || !acceptsHtml(request)) return undefined;
-  // The router refused the URL before the hooks that set it ran.
-  reply.header('request-id', request.id);
   return sendPage(
     request,
     reply,

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
+import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
+import pino from 'pino';
+import { loggerOptions } from '../../src/http/logging.ts';
 import { startApiFixture } from '../helpers/api.ts';
 
 const REQUEST_ID = 'agent-7.try-2';
@@ -99,20 +102,40 @@ describe('errors every surface shares, each in its own format', () => {
   });
 
   it('answers bytes Node cannot read as a request with a problem, a Request-Id, and a closed connection', async (t) => {
-    const api = await startApiFixture(t);
+    const logs: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        logs.push(String(chunk));
+        done();
+      },
+    });
+    const api = await startApiFixture(t, { logger: pino(loggerOptions('trace'), sink) });
     const { port } = new URL(api.url);
+    // The client sends its bytes and keeps its own side open, as a careless or hostile peer does:
+    // the answer must still end, and the server must not keep the connection.
     const exchange = (bytes: string) =>
       new Promise<string>((resolve, reject) => {
-        const socket = connect(Number(port), '127.0.0.1', () => socket.end(bytes));
+        const socket = connect({ port: Number(port), host: '127.0.0.1', allowHalfOpen: true }, () =>
+          socket.write(bytes),
+        );
+        t.after(() => socket.destroy());
         let answer = '';
         socket.setEncoding('utf8').on('data', (chunk) => {
           answer += chunk;
         });
-        socket.on('close', () => resolve(answer)).on('error', reject);
+        socket.on('end', () => resolve(answer)).on('error', reject);
       });
+    const openConnections = () =>
+      new Promise<number>((resolve, reject) =>
+        api.runtime.app.server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
+      );
     const cases: [string, string, number][] = [
       ['headers over the limit', `GET /api/v1/me?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431],
-      ['a malformed header line', 'GET /api/v1/me HTTP/1.1\r\nHost: x\r\nnot a header\r\n\r\n', 400],
+      [
+        'a malformed header line',
+        'GET /api/v1/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer svc_live_leak\r\nnot a header\r\n\r\n',
+        400,
+      ],
       ['no HTTP at all', 'HELLO\r\n\r\n', 400],
     ];
     for (const [what, bytes, status] of cases) {
@@ -129,6 +152,14 @@ describe('errors every surface shares, each in its own format', () => {
         [status, 'bad_request', requestId],
         what,
       );
+      for (let waited = 0; (await openConnections()) > 0; waited += 10) {
+        assert.ok(waited < 5000, `${what}: the server still holds the connection`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
     }
+    assert.ok(
+      logs.length > 0 && logs.every((line) => !line.includes('rawPacket') && !line.includes('svc_live_leak')),
+      'the bytes received (credentials included) never reach the log, at any level',
+    );
   });
 });

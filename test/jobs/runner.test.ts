@@ -449,6 +449,82 @@ describe(`job runner on ${testDialect}`, () => {
     );
   });
 
+  it('runs the jobs a claim took when ranking again fails, instead of leaving them claimed by nobody', async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.close());
+    const clock = new ManualClock();
+    for (let i = 0; i < 8; i++) await enqueueJob(database.db, clock.now(), { kind: 'count', payload: { i } });
+    const ranBy = new Map<number, string>();
+    let releaseA: () => void = () => {};
+    const aMayFinish = new Promise<void>((resolve) => {
+      releaseA = resolve;
+    });
+    t.after(() => releaseA());
+    let aHoldsTwo: () => void = () => {};
+    const aHolding = new Promise<void>((resolve) => {
+      aHoldsTwo = resolve;
+    });
+    const a = new JobRunner({
+      db: database.db,
+      dialect: database.dialect,
+      clock,
+      logger: silent,
+      concurrency: 2,
+      definitions: {
+        count: {
+          run: async (payload) => {
+            ranBy.set((payload as { i: number }).i, 'a');
+            if (ranBy.size === 2) aHoldsTwo();
+            await aMayFinish;
+          },
+        },
+      },
+    });
+    let aDrained: Promise<number> = Promise.resolve(0);
+
+    // b's first ranking names the four oldest; a then takes two of them, so b takes two and ranks
+    // again, and that second ranking fails (the database went away for a moment).
+    let rankings = 0;
+    const rankingQueries = new WeakSet<object>();
+    const raceThenFail: KyselyPlugin = {
+      transformQuery({ node, queryId }) {
+        if (RawNode.is(node) && node.sqlFragments.join('').includes('with due as')) {
+          rankings++;
+          if (rankings === 2) throw new Error('connection lost');
+          rankingQueries.add(queryId);
+        }
+        return node;
+      },
+      async transformResult({ queryId, result }) {
+        if (rankingQueries.has(queryId) && rankings === 1) {
+          aDrained = a.drain();
+          await aHolding;
+        }
+        return result;
+      },
+    };
+    const errors: string[] = [];
+    const b = new JobRunner({
+      db: database.db.withPlugin(raceThenFail),
+      dialect: database.dialect,
+      clock,
+      logger: { ...silent, error: (_object: object, message: string) => void errors.push(message) },
+      concurrency: 4,
+      definitions: {
+        count: { run: async (payload) => void ranBy.set((payload as { i: number }).i, 'b') },
+      },
+    });
+
+    assert.equal(await b.drain(), 6, 'the two it took before the failure, then the four a left');
+    assert.deepEqual(errors, ['claiming more jobs failed; running those claimed']);
+    releaseA();
+    assert.equal(await aDrained, 2);
+    assert.deepEqual(
+      [...ranBy.entries()].sort(([x], [y]) => x - y).map(([, instance]) => instance),
+      ['a', 'a', 'b', 'b', 'b', 'b', 'b', 'b'],
+    );
+  });
+
   it('keeps one job per dedupe key and returns its id to every enqueuer', async (t) => {
     const database = await createTestDatabase();
     t.after(() => database.close());

@@ -94,6 +94,8 @@ describe(`public pages on ${testDialect}`, () => {
     assert.match(page.headers['content-type'] ?? '', /^text\/html/);
     assert.match(page.body, /<meta name="error-code" content="uri_too_long">/);
     assert.match(String(page.headers['request-id']), /^req_/);
+    assert.equal(page.headers['x-content-type-options'], 'nosniff');
+    assert.equal(page.headers['x-frame-options'], 'DENY');
     const problem = await app.inject({ url: tooLong });
     assert.deepEqual([problem.statusCode, problem.json().code], [414, 'uri_too_long']);
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { inTransaction } from '../../src/db/transaction.ts';
+import { inTransaction, isUniqueViolation } from '../../src/db/transaction.ts';
 import { createRuntime } from '../../src/runtime.ts';
 import { DAY_MS } from '../../src/shared/clock.ts';
 import { getWorkspace, provisionWorkspace } from '../../src/workspace/index.ts';
@@ -55,7 +55,7 @@ describe(`workspace terms on ${testDialect}`, () => {
   it('makes one workspace per order: asked again for the same order it fails and writes nothing', async (t) => {
     const runtime = await startTestRuntime(t);
     await buyProMonth(runtime);
-    await assert.rejects(buyProMonth(runtime));
+    await assert.rejects(buyProMonth(runtime), (error) => isUniqueViolation(error));
     assert.equal((await runtime.database.db.selectFrom('workspaces').selectAll().execute()).length, 1);
     assert.equal((await runtime.database.db.selectFrom('mail_messages').selectAll().execute()).length, 1);
   });
