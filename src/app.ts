@@ -10,7 +10,7 @@ import type { CheckoutDeps } from './checkout/index.ts';
 import type { Config } from './config.ts';
 import type { DatabaseHandle } from './db/database.ts';
 import { registerDiscoveryRoutes } from './discovery/index.ts';
-import { answerClientError, answerUnroutableUrl, registerHttpBasics, requestIdFrom } from './http/basics.ts';
+import { answerUnroutableUrl, clientErrorAnswer, registerHttpBasics, requestIdFrom } from './http/basics.ts';
 import { DeferredCompilation } from './http/deferred-compilation.ts';
 import type { ErrorSurface } from './http/errors.ts';
 import { registerHealthRoutes } from './http/health.ts';
@@ -62,6 +62,7 @@ declare module 'fastify' {
 /** Builds the HTTP application from the modules; `serve.ts` boots it, tests inject into it. */
 export function buildApp(deps: AppDeps): FastifyInstance {
   const deferred = new DeferredCompilation();
+  const https = deps.config.baseUrl.startsWith('https:');
   const app = Fastify({
     loggerInstance: deps.logger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -71,12 +72,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     trustProxy: deps.config.trustProxy,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
-    frameworkErrors: answerUnroutableUrl({
-      https: deps.config.baseUrl.startsWith('https:'),
-      surfaceFor: errorSurfaceFor,
-      page: unroutableUrlPage,
-    }),
-    clientErrorHandler: answerClientError,
+    frameworkErrors: answerUnroutableUrl({ https, surfaceFor: errorSurfaceFor, page: unroutableUrlPage }),
+    clientErrorHandler: clientErrorAnswer({ https }),
     schemaController: { compilersFactory: { buildSerializer: deferredResponseSerializers(deferred) } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(
@@ -91,7 +88,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   closeConnectionsAsTheyGoIdle(app);
   registerHttpBasics(app, {
-    https: deps.config.baseUrl.startsWith('https:'),
+    https,
     surfaceFor: errorSurfaceFor,
     notFoundPage,
     methodNotAllowedPage,

@@ -8,7 +8,8 @@ type ListQuery = { limit?: number; cursor?: string };
 
 /**
  * Answers a list request: the filters and page of the query string, the workspace of the key, and
- * an opaque cursor for the next page. A cursor of another list, filter or workspace is a 400.
+ * an opaque cursor for the next page. A cursor of another list, filter or workspace is a 400, sent
+ * here; the answer is then undefined (never the sent reply: awaiting it, a thenable, gives nothing).
  */
 export async function answerList<Q extends ListQuery, Item>(
   request: FastifyRequest,
@@ -16,24 +17,30 @@ export async function answerList<Q extends ListQuery, Item>(
   list: string,
   query: Q,
   fetch: (workspaceId: string, filter: Omit<Q, 'limit' | 'cursor'>, page: PageRequest) => Promise<Page<Item>>,
-): Promise<{ data: Item[]; next_cursor: string | null } | FastifyReply> {
+): Promise<{ data: Item[]; next_cursor: string | null } | undefined> {
   const workspaceId = workspaceOf(request);
   const { filter, limit, cursor } = splitListQuery(query);
   const scope = { workspaceId, list, filter };
   const after = cursor === undefined ? undefined : decodeCursor(cursor, scope);
-  if (cursor !== undefined && after === undefined) return sendInvalidCursor(request, reply);
+  if (cursor !== undefined && after === undefined) {
+    sendInvalidCursor(request, reply);
+    return undefined;
+  }
   let page: Page<Item>;
   try {
     page = await fetch(workspaceId, filter, { limit, after });
   } catch (error) {
-    if (error instanceof PositionMismatchError) return sendInvalidCursor(request, reply);
+    if (error instanceof PositionMismatchError) {
+      sendInvalidCursor(request, reply);
+      return undefined;
+    }
     throw error;
   }
   return { data: page.items, next_cursor: page.next ? encodeCursor(page.next, scope) : null };
 }
 
-function sendInvalidCursor(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  return sendProblem(
+function sendInvalidCursor(request: FastifyRequest, reply: FastifyReply): void {
+  sendProblem(
     reply,
     problem(request, 400, 'invalid_cursor', 'The cursor is not one this list gave out with these filters.', [
       { path: 'querystring/cursor', message: 'is not a cursor of this list and filter' },

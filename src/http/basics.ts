@@ -143,36 +143,41 @@ const CLIENT_ERRORS: Record<string, { status: number; message: string }> = {
  * Fastify's `clientErrorHandler`: Node's HTTP parser refused the bytes before there was a request
  * (headers over the size limit, a malformed request line or header, a request too slow to
  * arrive). Which surface it was meant for is unknown, so it is REST's `bad_request` problem, with
- * a Request-Id and the security headers, and the connection closes.
+ * a Request-Id and the headers every response carries, and the connection closes.
  */
-export function answerClientError(
-  this: FastifyInstance,
-  error: Error & { code?: string },
-  socket: Duplex,
-): void {
-  if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  // Only the code: Node's error carries the raw bytes received, credentials included.
-  this.log.debug({ code: error.code }, 'unreadable request refused before routing');
-  // Node's own rule: no answer while a response of an earlier request on this connection is
-  // part-written (its bytes would be corrupted), only the close.
-  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
-  if (!socket.writable || inFlight?.headersSent) {
-    socket.destroy();
-    return;
-  }
-  const { status, message } = CLIENT_ERRORS[error.code ?? ''] ?? {
-    status: 400,
-    message: 'The request could not be read as HTTP.',
+export function clientErrorAnswer(options: { https: boolean }) {
+  const everyResponse = Object.entries(headersOfEveryResponse(options.https)).map(
+    ([name, value]) => `${name}: ${value}`,
+  );
+  return function answerClientError(
+    this: FastifyInstance,
+    error: Error & { code?: string },
+    socket: Duplex,
+  ): void {
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    // Only the code: Node's error carries the raw bytes received, credentials included.
+    this.log.debug({ code: error.code }, 'unreadable request refused before routing');
+    // Node's own rule: no answer while a response of an earlier request on this connection is
+    // part-written (its bytes would be corrupted), only the close.
+    const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+    if (!socket.writable || inFlight?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    const { status, message } = CLIENT_ERRORS[error.code ?? ''] ?? {
+      status: 400,
+      message: 'The request could not be read as HTTP.',
+    };
+    const requestId = `req_${randomUUID()}`;
+    const body = JSON.stringify(unreadableRequest({ id: requestId }, status, message));
+    const head = [
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+      'content-type: application/problem+json',
+      `content-length: ${Buffer.byteLength(body)}`,
+      `request-id: ${requestId}`,
+      ...everyResponse,
+      'connection: close',
+    ];
+    socket.end(`${head.join('\r\n')}\r\n\r\n${body}`, () => socket.destroy());
   };
-  const requestId = `req_${randomUUID()}`;
-  const body = JSON.stringify(unreadableRequest({ id: requestId }, status, message));
-  const head = [
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
-    'content-type: application/problem+json',
-    `content-length: ${Buffer.byteLength(body)}`,
-    `request-id: ${requestId}`,
-    ...Object.entries(SECURITY_HEADERS).map(([name, value]) => `${name}: ${value}`),
-    'connection: close',
-  ];
-  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`, () => socket.destroy());
 }

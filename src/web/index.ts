@@ -3,7 +3,7 @@ import { serviceErrorOf, statusOf } from '../http/errors.ts';
 import type { WebDeps } from './context.ts';
 import { acceptFormBodies } from './forms.ts';
 import { isMachinePath } from './machine-paths.ts';
-import { renderPage, sendHtml, sendPage } from './render.ts';
+import { sendPage } from './render.ts';
 import { accountRoutes } from './routes/account.ts';
 import { accountLinkRoutes } from './routes/account-links.ts';
 import { auditRoutes } from './routes/audit.ts';
@@ -116,9 +116,8 @@ function answerWithErrorPage(error: FastifyError, request: FastifyRequest, reply
  * undefined (the caller's problem+json) for API, protocol and machine paths and other clients.
  */
 export function notFoundPage(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
-  const path = request.url.split('?')[0] ?? '/';
-  if (isMachinePath(path) || !acceptsHtml(request)) return undefined;
-  return sendHtml(reply, renderPage('not-found', undefined, { title: 'Page not found' }, 404), 404);
+  if (!wantsAppPage(request)) return undefined;
+  return sendPage(request, reply, 'not-found', { title: 'Page not found' }, 404);
 }
 
 /**
@@ -131,12 +130,12 @@ export function methodNotAllowedPage(
   reply: FastifyReply,
   allowed: string[],
 ): FastifyReply | undefined {
-  const path = request.url.split('?')[0] ?? '/';
-  if (isMachinePath(path) || !acceptsHtml(request) || request.method !== 'GET') return undefined;
+  if (request.method !== 'GET' || !wantsAppPage(request)) return undefined;
   reply.header('allow', allowed.join(', '));
-  const page = renderPage(
+  return sendPage(
+    request,
+    reply,
     'error',
-    undefined,
     {
       title: 'This address takes a form',
       heading: 'This page cannot be opened again',
@@ -145,7 +144,6 @@ export function methodNotAllowedPage(
     },
     405,
   );
-  return sendHtml(reply, page, 405);
 }
 
 /** A URL the router cannot take (a path segment over the limit), asked for by a browser: the error page. */
@@ -154,8 +152,7 @@ export function unroutableUrlPage(
   request: FastifyRequest,
   reply: FastifyReply,
 ): FastifyReply | undefined {
-  const path = request.url.split('?')[0] ?? '/';
-  if (isMachinePath(path) || !acceptsHtml(request)) return undefined;
+  if (!wantsAppPage(request)) return undefined;
   return sendPage(
     request,
     reply,
@@ -170,7 +167,9 @@ export function unroutableUrlPage(
   );
 }
 
-function acceptsHtml(request: FastifyRequest): boolean {
+/** A browser asking for HTML at an address of the app, not of the API, a protocol or a machine. */
+function wantsAppPage(request: FastifyRequest): boolean {
   const accept = request.headers.accept;
-  return typeof accept === 'string' && /\btext\/html\b/i.test(accept);
+  const path = request.url.split('?')[0] ?? '/';
+  return typeof accept === 'string' && /\btext\/html\b/i.test(accept) && !isMachinePath(path);
 }

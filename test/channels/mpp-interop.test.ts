@@ -181,6 +181,32 @@ describe(`MPP discovery on ${testDialect}`, () => {
     );
   });
 
+  it('documents the problems an operation answers with, as it answers them', async (t) => {
+    const fixture = await startMppFixture(t);
+    const document = (await (await fetch(`${fixture.url}/openapi.json`)).json()) as OpenApiDocument;
+    const [path, item] = Object.entries(document.paths)[0] ?? [];
+    assert.ok(path && item);
+    const refusals: [RequestInit, number, string][] = [
+      [{ headers: { 'content-type': 'text/plain' }, body: 'buy' }, 415, 'unsupported_media_type'],
+      [
+        {
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ pad: 'x'.repeat(2_000_000) }),
+        },
+        413,
+        'body_too_large',
+      ],
+    ];
+    for (const [init, status, code] of refusals) {
+      const response = await fetch(`${fixture.url}${path}`, { method: 'POST', ...init });
+      assert.equal(response.status, status);
+      assert.equal(((await response.json()) as { code: string }).code, code);
+      const documented = item.post.responses[String(status)];
+      assert.ok(documented, `${status} is documented`);
+      assert.match(JSON.stringify(documented), new RegExp(code));
+    }
+  });
+
   it('agrees with the challenges: each documented operation asks for its documented amount', async (t) => {
     const fixture = await startMppFixture(t);
     const document = (await (await fetch(`${fixture.url}/openapi.json`)).json()) as OpenApiDocument;

@@ -51,8 +51,7 @@ export function controlRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatal
       const answer = await answerList(request, reply, 'controls', request.query, (id, filter, page) =>
         listControls(deps, id, filter, page),
       );
-      // A refusal was sent already; awaiting the reply (a thenable) gave no value to look into.
-      if (reply.sent || !('data' in answer)) return reply;
+      if (answer === undefined) return reply;
       // The page is built field by field from the Control schema, so it is serialized as it is.
       const body = JSON.stringify(answer);
       pages.set(key, version, body);
