@@ -197,11 +197,13 @@ async function restore(config: Config, args: string[]): Promise<void> {
   const dir = path.resolve(requireOption(values, 'from'));
   const { manifest, copiedEvidenceFiles, missingEvidenceFiles } = await restoreBackup(config, dir);
   const copied =
-    copiedEvidenceFiles === undefined
-      ? manifest.evidenceBackend === 's3'
-        ? 'evidence files are not in the backup (S3): restore them from the bucket if needed'
-        : 'evidence files are inside the database'
-      : `${copiedEvidenceFiles} evidence files copied to the ${config.evidenceStorage.kind} store`;
+    copiedEvidenceFiles !== undefined
+      ? `${copiedEvidenceFiles} evidence files copied to the ${config.evidenceStorage.kind} store`
+      : manifest.evidenceBackend === 'database'
+        ? 'evidence files are inside the database'
+        : manifest.s3
+          ? `evidence files stay in S3 bucket ${manifest.s3.bucket}, where the configuration keeps them`
+          : 'evidence files are not in the backup (S3, taken before backups named their bucket): restore them from the bucket if needed';
   const summary = `restored the ${manifest.database} backup of ${manifest.createdAt} (migration ${manifest.migration}) from ${dir}; ${copied}`;
   if (missingEvidenceFiles.length > 0) {
     throw new BackupError(

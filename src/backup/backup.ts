@@ -1,7 +1,7 @@
 import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { copyEvidenceFiles, countEvidenceFiles } from '../compliance/index.ts';
-import type { Config } from '../config.ts';
+import type { Config, S3StorageConfig } from '../config.ts';
 import { BackupError, dumpDatabase, restoreDatabase } from '../db/backup.ts';
 import { type DatabaseHandle, openDatabase } from '../db/database.ts';
 import { latestAppliedMigration, migrations } from '../db/migrate.ts';
@@ -31,7 +31,15 @@ export interface BackupManifest {
   evidenceFilesIncluded: boolean;
   /** Evidence whose file was gone when it was copied (deleted during the backup, or lost before). */
   missingEvidenceFiles: string[];
+  /**
+   * Where an `s3` deployment keeps the files (never its credentials): a restore onto another
+   * backend copies them from there. Absent in backups taken before it was recorded.
+   */
+  s3?: S3Location;
 }
+
+/** An S3 store's place, as a backup records it. */
+export type S3Location = Omit<S3StorageConfig, 'kind'>;
 
 /**
  * Backs up the database, then the evidence files it names: a file is removed only after its record
@@ -57,11 +65,21 @@ export async function takeBackup(
         migration,
         evidenceBackend,
       };
-      if (evidenceBackend !== 'local') {
+      if (config.evidenceStorage.kind === 's3') {
+        const { kind: _, ...s3 } = config.evidenceStorage;
         return {
           ...base,
           evidenceFiles: await countEvidenceFiles(snapshot),
-          evidenceFilesIncluded: evidenceBackend === 'database',
+          evidenceFilesIncluded: false,
+          missingEvidenceFiles: [],
+          s3,
+        };
+      }
+      if (evidenceBackend === 'database') {
+        return {
+          ...base,
+          evidenceFiles: await countEvidenceFiles(snapshot),
+          evidenceFilesIncluded: true,
           missingEvidenceFiles: [],
         };
       }
@@ -124,6 +142,8 @@ export interface RestoreOutcome {
 /**
  * Restores a backup into an empty configured database, then copies its evidence files into the
  * configured store (a different backend than the backup's is fine: the files are copied across).
+ * The files of an `s3` backup are read from the bucket it names, with the credentials of the
+ * SDK's default chain; restored onto that same place, nothing is copied.
  */
 export async function restoreBackup(config: Config, dir: string): Promise<RestoreOutcome> {
   const manifest = await readManifest(dir);
@@ -141,25 +161,54 @@ export async function restoreBackup(config: Config, dir: string): Promise<Restor
   const database = openDatabase(config.database);
   const target = await createFileStore(config.evidenceStorage, database.db, systemClock);
   try {
-    const source = backupEvidenceStore(manifest, dir, database);
-    if (!source || (source.kind === 'database' && target.kind === 'database')) {
+    if (alreadyInPlace(manifest, config)) {
       return { manifest, copiedEvidenceFiles: undefined, missingEvidenceFiles: [] };
     }
-    const copy = await copyEvidenceFiles(database.db, source, target);
-    return { manifest, copiedEvidenceFiles: copy.copied, missingEvidenceFiles: copy.missing };
+    const source = await backupEvidenceStore(manifest, dir, database);
+    if (!source) return { manifest, copiedEvidenceFiles: undefined, missingEvidenceFiles: [] };
+    try {
+      const copy = await copyEvidenceFiles(database.db, source, target);
+      return { manifest, copiedEvidenceFiles: copy.copied, missingEvidenceFiles: copy.missing };
+    } finally {
+      source.close();
+    }
   } finally {
     target.close();
     await database.close();
   }
 }
 
-/** Where the backup's evidence files are: its folder, the restored database, or not in it (S3). */
-function backupEvidenceStore(
+/** Whether the configured store is where the backup's files already are: the database, or the same bucket and prefix. */
+function alreadyInPlace(manifest: BackupManifest, config: Config): boolean {
+  const target = config.evidenceStorage;
+  if (manifest.evidenceBackend === 'database') return target.kind === 'database';
+  if (manifest.evidenceBackend !== 's3') return false;
+  if (!manifest.s3) return true;
+  return (
+    target.kind === 's3' &&
+    target.bucket === manifest.s3.bucket &&
+    target.prefix === manifest.s3.prefix &&
+    target.endpoint === manifest.s3.endpoint
+  );
+}
+
+/**
+ * Where the backup's evidence files are: its folder, the restored database, or the bucket the
+ * backup names; undefined for an `s3` backup taken before it named one.
+ */
+async function backupEvidenceStore(
   manifest: BackupManifest,
   dir: string,
   database: DatabaseHandle,
-): FileStore | undefined {
-  if (manifest.evidenceBackend === 'local') return createLocalStore(path.join(dir, EVIDENCE_FOLDER));
-  if (manifest.evidenceBackend === 'database') return createDatabaseStore(database.db, systemClock);
-  return undefined;
+): Promise<FileStore | undefined> {
+  switch (manifest.evidenceBackend) {
+    case 'local':
+      return createLocalStore(path.join(dir, EVIDENCE_FOLDER));
+    case 'database':
+      return createDatabaseStore(database.db, systemClock);
+    case 's3':
+      return manifest.s3
+        ? createFileStore({ kind: 's3', ...manifest.s3 }, database.db, systemClock)
+        : undefined;
+  }
 }

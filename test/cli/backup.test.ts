@@ -21,6 +21,7 @@ import type { DatabaseConfig } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { purchase } from '../../src/purchase/index.ts';
 import { TEST_DATABASE_URL, type TestDatabase, testDialect } from '../helpers/database.ts';
+import { startS3 } from '../helpers/evidence-stores.ts';
 import { type PurchaseFixture, purchaseRequest, startPurchaseFixture } from '../helpers/purchase.ts';
 
 const run = promisify(execFile);
@@ -293,5 +294,70 @@ describe(`backup and restore of the database and the evidence files on ${testDia
     const smokeFile = uniqueCsv();
     const smokeId = await upload(restoredService, smoke.key, smokeFile);
     assert.ok((await download(restoredService, smoke.key, smokeId)).equals(smokeFile));
+  });
+
+  it("moves an S3 deployment's evidence into the database store: the restore copies the files from the bucket the backup names", async (t) => {
+    const s3 = await startS3(t);
+    const bucketEnv = {
+      EVIDENCE_STORAGE: 's3',
+      S3_BUCKET: s3.bucket,
+      S3_ENDPOINT: s3.endpoint,
+      S3_FORCE_PATH_STYLE: 'true',
+      S3_PREFIX: 'evidence/',
+      AWS_ACCESS_KEY_ID: 'S3RVER',
+      AWS_SECRET_ACCESS_KEY: 'S3RVER',
+    };
+    const source = await emptyDeployment(t);
+    Object.assign(source.env, bucketEnv);
+    const live = await startService(t, source);
+    const uploaded = new Map<string, { bytes: Buffer; key: string }>();
+    for (const email of ['first@example.com', 'second@example.com']) {
+      const bought = await buy(live.fixture, email);
+      const bytes = uniqueCsv();
+      uploaded.set(await upload(live, bought.key, bytes), { bytes, key: bought.key });
+    }
+
+    const backupDir = path.join(temporaryDirectory(t, 'svc-backup-s3-'), 'nightly');
+    const backedUp = await svc(source.env, 'backup', '--to', backupDir);
+    assert.equal(backedUp.code, 0, backedUp.stderr);
+    assert.match(backedUp.stdout, /2 evidence files not copied: they stay in S3 bucket evidence-test,/);
+    const manifest = JSON.parse(readFileSync(path.join(backupDir, 'manifest.json'), 'utf8'));
+    assert.deepEqual(manifest.s3, {
+      bucket: s3.bucket,
+      region: 'us-east-1',
+      endpoint: s3.endpoint,
+      forcePathStyle: true,
+      prefix: 'evidence/',
+    });
+    assert.doesNotMatch(JSON.stringify(manifest), /S3RVER/, 'the manifest holds no credentials');
+
+    const sameBucket = await emptyDeployment(t);
+    Object.assign(sameBucket.env, bucketEnv);
+    const inPlace = await svc(sameBucket.env, 'restore', '--from', backupDir);
+    assert.equal(inPlace.code, 0, inPlace.stderr);
+    assert.match(
+      inPlace.stdout,
+      /; evidence files stay in S3 bucket evidence-test, where the configuration keeps them\./,
+    );
+
+    const target = await emptyDeployment(t);
+    Object.assign(target.env, {
+      EVIDENCE_STORAGE: 'database',
+      AWS_ACCESS_KEY_ID: 'S3RVER',
+      AWS_SECRET_ACCESS_KEY: 'S3RVER',
+    });
+    const moved = await svc(target.env, 'restore', '--from', backupDir);
+    assert.equal(moved.code, 0, moved.stderr);
+    assert.match(moved.stdout, /; 2 evidence files copied to the database store\./);
+    const checked = await svc(target.env, 'evidence', 'check');
+    assert.equal(checked.stdout, 'checked 2 evidence files in the database store: 0 missing, 0 mismatched\n');
+
+    const restored = await startService(t, target);
+    for (const [id, file] of uploaded) {
+      assert.ok(
+        (await download(restored, file.key, id)).equals(file.bytes),
+        `evidence ${id} moved byte for byte`,
+      );
+    }
   });
 });
