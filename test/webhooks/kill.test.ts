@@ -19,7 +19,6 @@ describe(`a webhook worker killed with SIGKILL mid-delivery on ${testDialect}`, 
       env: {
         PATH: process.env.PATH ?? '',
         CHILD_DATABASE_URL: database.connection?.url ?? '',
-        CHILD_SEARCH_PATH: database.connection?.searchPath ?? '',
       },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
