@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { WebhookVerificationError } from 'standardwebhooks';
+import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
 import { DAY_MS, HOUR_MS } from '../../src/shared/clock.ts';
-import { EVENT_RETENTION_MS } from '../../src/webhooks/index.ts';
+import { EVENT_RETENTION_MS, rotateSecret } from '../../src/webhooks/index.ts';
 import { testDialect } from '../helpers/database.ts';
 import { startWebhookFixture, verifyAt, type WebhookFixture } from './fixture.ts';
 import type { ReceivedRequest } from './receiver.ts';
@@ -81,6 +82,44 @@ describe(`webhook secret rotation on ${testDialect}`, () => {
     const immediate = await deliverOneTask(hooks, 'No grace');
     assert.deepEqual(signatures(immediate).length, 1);
     verifyAt(t, now.body.secret, immediate);
+  });
+  it('takes turns when rotated twice at once: the secret kept in its grace period is the other answered one, not the one both read', async (t) => {
+    const hooks = await startWebhookFixture(t);
+    const { runtime, org } = hooks.api;
+    const { id, secret: original } = await hooks.subscribe(['task.created']);
+    // Called in process, so both read the subscription before either writes (over HTTP they
+    // often arrive one after the other).
+    const rotate = async () => {
+      const rotated = await rotateSecret(
+        { db: runtime.database.db, clock: runtime.clock },
+        org.workspaceId,
+        id,
+        { grace_period_seconds: 3600 },
+        OPERATOR_SOURCE,
+      );
+      return rotated.ok ? rotated.value.secret : assert.fail(rotated.error.code);
+    };
+    let before = original;
+    let answered: string[] = [];
+    for (let round = 0; round < 5; round++) {
+      answered = await Promise.all([rotate(), rotate()]);
+      const stored = await runtime.database.db
+        .selectFrom('webhook_subscriptions')
+        .select(['secret', 'previous_secret'])
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      assert.deepEqual(
+        new Set([stored.secret, stored.previous_secret]),
+        new Set(answered),
+        `round ${round}: the secret in force and the one in its grace period are the two answered, not ${before === stored.previous_secret ? 'the one both read' : 'another'}`,
+      );
+      before = stored.secret;
+    }
+    const request = await deliverOneTask(hooks, 'After the rotations');
+    const [inForce, inGrace] = signatures(request);
+    verifyEntry(t, before, request, inForce);
+    verifyEntry(t, answered.find((secret) => secret !== before) ?? '', request, inGrace);
+    assert.throws(() => verifyAt(t, original, request), WebhookVerificationError);
   });
 });
 
