@@ -207,11 +207,12 @@ export function upgradeUrl(baseUrl: string, workspaceId: string): string {
   return `${baseUrl}/w/${encodeURIComponent(workspaceId)}/billing`;
 }
 
-const RESOURCE_NOUNS: Readonly<Record<LimitedResource, string>> = {
-  members: 'members and pending invitations',
-  api_keys: 'active API keys',
-  webhook_subscriptions: 'webhook subscriptions',
-  evidence_storage_bytes: 'bytes of evidence files',
+/** Each counted resource named for one of it, then for several. */
+const RESOURCE_NOUNS: Readonly<Record<LimitedResource, readonly [one: string, several: string]>> = {
+  members: ['member or pending invitation', 'members and pending invitations'],
+  api_keys: ['active API key', 'active API keys'],
+  webhook_subscriptions: ['webhook subscription', 'webhook subscriptions'],
+  evidence_storage_bytes: ['byte of evidence files', 'bytes of evidence files'],
 };
 
 /** The refusal in words, the same on the REST API, in the app and in the CLI. */
@@ -219,7 +220,7 @@ export function describePlanLimit(refusal: PlanLimitReached, billingUrl: string)
   const allowance =
     refusal.resource === 'evidence_storage_bytes'
       ? `${formatBytes(refusal.limit)} of evidence files`
-      : `${refusal.limit} ${RESOURCE_NOUNS[refusal.resource]}`;
+      : `${refusal.limit} ${RESOURCE_NOUNS[refusal.resource][refusal.limit === 1 ? 0 : 1]}`;
   return (
     `The ${PLANS[refusal.plan].name} plan allows ${allowance}; this would go over it. ` +
     `Remove something first, or choose a larger plan at ${billingUrl}.`

@@ -61,11 +61,32 @@ export function registerHttpBasics(app: FastifyInstance, options: HttpBasicsOpti
     else done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(request.headers['content-type']), undefined);
   });
   const methodsByRoute = findMyWay();
+  const notFound = (request: FastifyRequest, reply: FastifyReply) =>
+    options.notFoundPage?.(request, reply) ??
+    sendServiceError(request, reply, options.surfaceFor(request.url), { code: 'not_found' });
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
       if (method === 'HEAD') continue;
       methodsByRoute.on(method as HTTPMethod, route.url, () => {});
+    }
+    // `/tasks/` matches `/tasks/:id` with an empty id, which names nothing: not found, rather
+    // than a complaint about the id's length.
+    if (route.url.includes(':')) {
+      const earlier = route.preValidation;
+      route.preValidation = [
+        (request, reply, done) => {
+          const params = request.params as Record<string, string | undefined>;
+          for (const name in params) {
+            if (params[name] === '') {
+              notFound(request, reply);
+              return;
+            }
+          }
+          done();
+        },
+        ...(earlier === undefined ? [] : Array.isArray(earlier) ? earlier : [earlier]),
+      ];
     }
   });
 
@@ -103,10 +124,7 @@ export function registerHttpBasics(app: FastifyInstance, options: HttpBasicsOpti
         options.methodNotAllowedPage?.(request, reply, allowed) ??
         sendServiceError(request, reply, surface, { code: 'method_not_allowed', allowed })
       );
-    return (
-      options.notFoundPage?.(request, reply) ??
-      sendServiceError(request, reply, surface, { code: 'not_found' })
-    );
+    return notFound(request, reply);
   });
 
   app.setErrorHandler(errorHandlerFor(PROBLEM_ERRORS));

@@ -41,12 +41,44 @@ export function requestValidator(options: {
     const dropsNulls = httpPart === 'body' && options.nullAsAbsent(url);
     return (input: unknown) => {
       const validator = compiled();
-      const value = httpPart === 'body' ? input : Value.Convert(schema, input);
+      const value = httpPart === 'body' ? input : fromText(schema, input);
       if (validator.Check(value)) return { value };
       if (dropsNulls && dropNullOptionals(schema, value) && validator.Check(value)) return { value };
       return { error: validator.Errors(value) };
     };
   };
+}
+
+/** How a number is written in a query string, a path or a header: decimal digits, no exponent. */
+const NUMBER_TEXT = { integer: /^-?\d+$/, number: /^-?\d+(\.\d+)?$/ } as const;
+
+/**
+ * Reads the numbers and booleans a query string, path or header schema declares from their text.
+ * A number is read only from plain decimal text: TypeBox alone reads `1.5` as the integer 1 and
+ * `0x2` as 2, so such text is left as it came and fails its schema.
+ */
+function fromText(schema: TSchema, input: unknown): unknown {
+  // Convert changes its input in place.
+  const texts = isRecord(input) ? { ...input } : undefined;
+  const value = Value.Convert(schema, input);
+  const properties = (schema as { properties?: Record<string, TSchema> }).properties;
+  if (!properties || !texts || !isRecord(value)) return value;
+  for (const [name, property] of Object.entries(properties)) {
+    const type = (property as { type?: unknown }).type;
+    const text = texts[name];
+    if (
+      (type === 'integer' || type === 'number') &&
+      typeof text === 'string' &&
+      !NUMBER_TEXT[type].test(text)
+    ) {
+      value[name] = text;
+    }
+  }
+  return value;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Removes, in place, each optional property whose value is null and whose schema allows no null. */

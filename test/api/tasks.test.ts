@@ -208,11 +208,11 @@ describe(`list pagination on ${testDialect}`, () => {
     assert.equal(first.body.data.length, 50, 'the default page size is 50');
   });
 
-  it('refuses page sizes outside 1-200 and cursors of another list, filter or organization', async (t) => {
+  it('refuses page sizes outside 1-200 or not written as whole decimal numbers, and cursors of another list, filter or organization', async (t) => {
     const api = await startApiFixture(t);
     const other = await api.createOrganization('Other');
     for (let i = 0; i < 3; i++) await api.call('POST', '/tasks', { json: { title: `t${i}` } });
-    for (const limit of ['0', '201', 'ten', '-5']) {
+    for (const limit of ['0', '201', 'ten', '-5', '1.5', '2.9', '0x2', '1e1', '%202', '']) {
       const response = await api.call('GET', `/tasks?limit=${limit}`);
       assert.deepEqual([response.status, response.body.errors[0].path], [400, 'querystring/limit'], limit);
     }

@@ -56,6 +56,12 @@ describe('plan entitlements', () => {
       'The Free plan allows 100 MiB of evidence files; this would go over it. Remove something first, ' +
         'or choose a larger plan at https://svc.example/w/ws_1/billing.',
     );
+    const oneKey = checkEntitlement('free', 'api_keys', PLAN_ENTITLEMENTS.free.apiKeys, 1);
+    assert.ok(oneKey);
+    assert.match(
+      describePlanLimit(oneKey, 'https://svc.example/w/ws_1/billing'),
+      /^The Free plan allows 1 active API key;/,
+    );
     assert.equal(
       describeEntitlements('pro'),
       'up to 50 members, 20 API keys, 20 webhook subscriptions, 50 GiB of evidence storage, ' +
