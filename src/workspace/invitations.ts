@@ -5,6 +5,7 @@ import { inTransaction } from '../db/transaction.ts';
 import { HOUR_MS } from '../shared/clock.ts';
 import { newId, sha256Hex } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
+import { releaseFormerAddress } from './member-addresses.ts';
 import { type Invitee, sendInvitation } from './send-invitation.ts';
 import { getWorkspace, type Workspace, type WorkspaceContext } from './service.ts';
 import type { MemberRole } from './workspace.table.ts';
@@ -76,8 +77,9 @@ export type AcceptError = 'not_found' | Exclude<InvitationStatus, 'pending'>;
 /**
  * Uses the invitation for an account: one conditional update claims it (of two concurrent
  * accepts exactly one changes the row), then the account becomes a member with the invited role
- * (an existing membership of the address is attached to the account), and the audit log says
- * who accepted. In the caller's transaction, so whatever else it does (creating the account)
+ * (an existing membership of the address from before accounts is attached to the account), and
+ * the audit log says who accepted. An account already in the workspace stays as it is, with its
+ * role: an invitation never makes a second membership, nor gives back a role taken away. In the caller's transaction, so whatever else it does (creating the account)
  * commits with it or not at all.
  */
 export async function acceptInvitation(
@@ -107,18 +109,37 @@ export async function acceptInvitation(
     const status = invitationStatus(current, now);
     return err(status === 'pending' ? 'accepted' : status);
   }
-  await trx
-    .insertInto('workspace_members')
-    .values({
-      id: newId('member', new Date(now)),
-      workspace_id: row.workspace_id,
-      email: row.email,
-      role: row.role,
-      user_id: input.userId,
-      created_at: now,
-    })
-    .onConflict((oc) => oc.columns(['workspace_id', 'email']).doUpdateSet({ user_id: input.userId }))
-    .execute();
+  const membership = await trx
+    .selectFrom('workspace_members')
+    .select('role')
+    .where('workspace_id', '=', row.workspace_id)
+    .where('user_id', '=', input.userId)
+    .executeTakeFirst();
+  if (!membership) {
+    await releaseFormerAddress(trx, row.workspace_id, row.email);
+    const joined = await trx
+      .insertInto('workspace_members')
+      .values({
+        id: newId('member', new Date(now)),
+        workspace_id: row.workspace_id,
+        email: row.email,
+        role: row.role,
+        user_id: input.userId,
+        created_at: now,
+      })
+      .onConflict((oc) =>
+        oc
+          .columns(['workspace_id', 'email'])
+          .doUpdateSet({ user_id: input.userId })
+          .where('workspace_members.user_id', 'is', null),
+      )
+      .executeTakeFirst();
+    if (joined.numInsertedOrUpdatedRows === 0n) {
+      throw new Error(
+        `invitation ${row.id}: its address is a member of the workspace through another account`,
+      );
+    }
+  }
   await recordAuditEvent(trx, {
     workspaceId: row.workspace_id,
     action: 'invitation.accepted',
@@ -126,7 +147,7 @@ export async function acceptInvitation(
     ...source,
     at: new Date(now),
   });
-  return ok({ workspaceId: row.workspace_id, role: row.role });
+  return ok({ workspaceId: row.workspace_id, role: membership?.role ?? row.role });
 }
 
 export type ResendError =

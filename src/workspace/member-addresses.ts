@@ -1,4 +1,5 @@
-import type { Db } from '../db/schema.ts';
+import { sql } from 'kysely';
+import type { Db, Tx } from '../db/schema.ts';
 
 /**
  * A workspace's members with the address their account has now, not the one they joined with:
@@ -18,4 +19,41 @@ export function membersWithAddress(db: Db, workspaceId: string) {
     .where('member.workspace_id', '=', workspaceId)
     .orderBy('member.created_at')
     .orderBy('member.id');
+}
+
+/** Whether someone of the workspace has `email` as their address now (compared without case). */
+export async function isMemberAddress(db: Db, workspaceId: string, email: string): Promise<boolean> {
+  const found = await membersWithAddress(db, workspaceId)
+    .where((eb) =>
+      eb(eb.fn('lower', [eb.fn.coalesce('users.email', 'member.email')]), '=', email.trim().toLowerCase()),
+    )
+    .executeTakeFirst();
+  return found !== undefined;
+}
+
+/**
+ * Gives the memberships that still carry `email` from when their account joined, but whose
+ * account has another address now, that address: `email` is then free for whoever accepts an
+ * invitation to it, instead of taking over the old holder's membership.
+ */
+export async function releaseFormerAddress(trx: Tx, workspaceId: string, email: string): Promise<void> {
+  await trx
+    .updateTable('workspace_members')
+    .set({
+      email: (eb) =>
+        eb.selectFrom('users').select('users.email').whereRef('users.id', '=', 'workspace_members.user_id'),
+    })
+    .where('workspace_id', '=', workspaceId)
+    .where(sql<boolean>`lower(email) = ${email.trim().toLowerCase()}`)
+    .where('user_id', 'is not', null)
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('users')
+          .select('users.id')
+          .whereRef('users.id', '=', 'workspace_members.user_id')
+          .where(sql<boolean>`lower(users.email) <> ${email.trim().toLowerCase()}`),
+      ),
+    )
+    .execute();
 }

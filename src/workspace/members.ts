@@ -6,7 +6,7 @@ import { isEmailAddress } from '../shared/email.ts';
 import { err, ok, type Result } from '../shared/result.ts';
 import { isStorableText } from '../shared/text.ts';
 import { invitationStatus, reissueInvitation, sameAddress } from './invitations.ts';
-import { membersWithAddress } from './member-addresses.ts';
+import { isMemberAddress, membersWithAddress } from './member-addresses.ts';
 import { getWorkspace, type Workspace, type WorkspaceContext } from './service.ts';
 import type { MemberRole } from './workspace.table.ts';
 
@@ -296,13 +296,7 @@ export function inviteMember(
   return withActor(db, input.workspaceId, input.actorUserId, async (trx, actor) => {
     if (!assignableRoles(actor.role).includes(input.role)) return err({ code: 'forbidden' as const });
     if (!isEmailAddress(email)) return err({ code: 'invalid_email' as const });
-    const existing = await trx
-      .selectFrom('workspace_members')
-      .select('id')
-      .where('workspace_id', '=', input.workspaceId)
-      .where(sameAddress(email))
-      .executeTakeFirst();
-    if (existing) return err({ code: 'already_member' as const });
+    if (await isMemberAddress(trx, input.workspaceId, email)) return err({ code: 'already_member' as const });
     const workspace = await getWorkspace(trx, input.workspaceId);
     if (!workspace) return err({ code: 'not_member' as const });
     const seats = await seatsTaken(trx, input.workspaceId, email, ctx.clock.now().getTime());

@@ -233,6 +233,50 @@ describe(`workspace members on ${testDialect}`, () => {
     assert.deepEqual(await invite('OWNER@example.com'), { ok: false, error: { code: 'already_member' } });
   });
 
+  it("knows members by their account's address now: the new address is a member, the old one is free for whoever holds it, and no account is a member twice", async (t) => {
+    const runtime = await startTestRuntime(t);
+    const db = runtime.database.db;
+    const { workspaceId, ownerId } = await workspaceWithOwner(runtime, 'bob@example.com');
+    // Bob's account changes its address (as the Account page does once the new one is confirmed).
+    await db
+      .updateTable('users')
+      .set({ email: 'bob2@example.com', email_key: 'bob2@example.com' })
+      .where('id', '=', ownerId)
+      .execute();
+    const invite = (email: string, role: MemberRole = 'member') =>
+      inviteMember(db, ctxOf(runtime), { workspaceId, actorUserId: ownerId, email, role }, SOURCE);
+    assert.deepEqual(await invite('BOB2@example.com'), { ok: false, error: { code: 'already_member' } });
+
+    // The old address now belongs to someone else, who is invited and joins as themselves.
+    assert.equal((await invite('bob@example.com')).ok, true);
+    const newcomerId = await accept(runtime, 'bob@example.com');
+    assert.notEqual(newcomerId, ownerId);
+    assert.equal(await roleOf(runtime, workspaceId, ownerId), 'owner', 'Bob keeps his membership');
+    assert.equal(await roleOf(runtime, workspaceId, newcomerId), 'member');
+    assert.deepEqual(
+      (await listMembers(db, workspaceId)).map((member) => [member.email, member.role]).sort(),
+      [
+        ['bob2@example.com', 'owner'],
+        ['bob@example.com', 'member'],
+      ],
+    );
+
+    // An account already in the workspace that uses an invitation to another address of its own
+    // stays one member with its role.
+    assert.equal((await invite('bob.alias@example.com', 'admin')).ok, true);
+    const token = await tokenSentTo(runtime, 'bob.alias@example.com');
+    const used = await inTransaction(db, (trx) =>
+      acceptInvitation(trx, runtime, { token, userId: ownerId }, { actor: INVITATION_HOLDER }),
+    );
+    assert.deepEqual(used, { ok: true, value: { workspaceId, role: 'owner' } });
+    const bobs = await db
+      .selectFrom('workspace_members')
+      .select('role')
+      .where('user_id', '=', ownerId)
+      .execute();
+    assert.deepEqual(bobs, [{ role: 'owner' }]);
+  });
+
   it('resends an invitation with a new link and revokes one for good: neither link nor a fresh-link request brings it back', async (t) => {
     const runtime = await startTestRuntime(t);
     const db = runtime.database.db;
