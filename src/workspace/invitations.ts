@@ -153,12 +153,15 @@ export async function acceptInvitation(
 export type ResendError =
   | { code: 'not_found' }
   | { code: 'still_valid' }
+  | { code: 'used' }
   | { code: 'withdrawn' }
   | { code: 'too_many'; retryAfterMs: number };
 
 /**
- * Sends a fresh invitation to the address an expired, used or replaced link was for (same
- * workspace, same role); earlier unused links to that address stop working. A withdrawn
+ * Sends a fresh invitation to the address an expired or replaced link was for (same workspace,
+ * same role); earlier unused links to that address stop working. A used link asks for nothing
+ * more: whoever used it is in the workspace (a removed member's links are withdrawn), and a new
+ * invitation would only hold a seat, or offer back a role since taken away. A withdrawn
  * invitation cannot be renewed by its link. At most `INVITATIONS_PER_ADDRESS_PER_HOUR`
  * invitations go to one address of a workspace per hour.
  */
@@ -173,6 +176,7 @@ export async function resendInvitation(
     if (!row) return err({ code: 'not_found' as const });
     const status = invitationStatus(row, ctx.clock.now().getTime());
     if (status === 'pending') return err({ code: 'still_valid' as const });
+    if (status === 'accepted') return err({ code: 'used' as const });
     if (status === 'withdrawn') return err({ code: 'withdrawn' as const });
     const workspace = await getWorkspace(trx, row.workspace_id);
     if (!workspace) return err({ code: 'not_found' as const });

@@ -98,20 +98,22 @@ describe(`the audit log records each change with who, what and where, on ${testD
     assert.equal(accepted?.target?.type, 'invitation');
     assert.equal(accepted?.target?.label, 'ada@example.com (owner)');
 
+    const late = await fixture.provision({ email: 'late@example.com' });
+    fixture.runtime.clock.advance(7 * DAY_MS);
     const visitor = webClient(fixture.runtime.app);
-    await visitor.get(invitationPath);
-    assert.equal((await visitor.post(`${invitationPath}/resend`, {}, BROWSER)).status, 200);
-    const resent = (await eventsOf(db, workspaceId)).filter((e) => e.action === 'invitation.resent');
+    await visitor.get(late.invitationPath);
+    assert.equal((await visitor.post(`${late.invitationPath}/resend`, {}, BROWSER)).status, 200);
+    const resent = (await eventsOf(db, late.workspaceId)).filter((e) => e.action === 'invitation.resent');
     assert.equal(resent.length, 1);
     assert.equal(resent[0]?.actor.label, 'Holder of an invitation link');
     assert.equal(resent[0]?.user_agent, BROWSER['user-agent']);
 
-    const token = invitationPath.split('/').at(-1) ?? '';
-    const before = (await eventsOf(db, workspaceId)).length;
+    const token = late.invitationPath.split('/').at(-1) ?? '';
+    const before = (await eventsOf(db, late.workspaceId)).length;
     await rolledBack(db, (trx) =>
       resendInvitation(trx, { clock: fixture.runtime.clock, baseUrl: 'http://svc.test' }, token, SOURCE),
     );
-    assert.equal((await eventsOf(db, workspaceId)).length, before);
+    assert.equal((await eventsOf(db, late.workspaceId)).length, before);
   });
 
   it('records API keys created, rotated and revoked by the app and by operators, in the change’s transaction', async (t) => {

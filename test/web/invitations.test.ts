@@ -150,6 +150,21 @@ describe(`invitation pages on ${testDialect}`, () => {
     );
   });
 
+  it('offers nothing more on a used link: no fresh invitation, which would hold a seat or offer back a role since taken away', async (t) => {
+    const fixture = await startAppFixture(t);
+    const { invitationPath } = await fixture.provision({ email: 'ada@example.com' });
+    await acceptAsNewAccount(fixture.runtime.app, invitationPath);
+    const visitor = webClient(fixture.runtime.app);
+    const used = await visitor.get(invitationPath);
+    assert.match(used.body, /This invitation has already been used/);
+    assert.doesNotMatch(used.body, /Send a fresh invitation/);
+    await visitor.get('/sign-in'); // a page with a form, for the CSRF token a hand-made request needs
+    const refused = await visitor.post(`${invitationPath}/resend`, {});
+    assert.equal(refused.status, 409);
+    assert.match(refused.body, /This invitation was used, so it is not sent again/);
+    assert.equal(await fixture.latestInvitationPath('ada@example.com'), invitationPath, 'no new invitation');
+  });
+
   it('answers an unknown or malformed link with the 404 page', async (t) => {
     const fixture = await startAppFixture(t);
     const client = webClient(fixture.runtime.app);

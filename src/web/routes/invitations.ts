@@ -127,7 +127,9 @@ export function invitationRoutes(app: FastifyInstance, deps: RouteDeps): void {
         ? `Several invitations were sent to this address recently. Try again in ${minutesUntil(result.error.retryAfterMs)}.`
         : result.error.code === 'withdrawn'
           ? 'This invitation was withdrawn, so it cannot be sent again. Ask the workspace’s owners or admins.'
-          : 'This invitation still works: accept it below.';
+          : result.error.code === 'used'
+            ? 'This invitation was used, so it is not sent again: sign in to open the workspace.'
+            : 'This invitation still works: accept it below.';
     return invitationPage(
       deps,
       request,
