@@ -13,6 +13,7 @@ import {
 import { DAY_MS, HOUR_MS } from '../../shared/clock.ts';
 import type { Workspace } from '../../workspace/index.ts';
 import { userSourceOf } from '../audit.ts';
+import { newFormId, onceForForm } from '../form-once.ts';
 import { field, isIdInput, isStorable } from '../forms.ts';
 import { membershipFor } from '../guard.ts';
 import { planLimitRefusal } from '../plan-limit.ts';
@@ -20,6 +21,9 @@ import { sendNotFound, sendPage } from '../render.ts';
 import type { RouteDeps } from './deps.ts';
 
 const KEY_NAME_MAX_LENGTH = 100;
+const SENT_BEFORE =
+  'This form was sent already, and the key it created is in the list. Its secret was shown once: ' +
+  'if you did not copy it, revoke that key and create another.';
 const EXPIRY_OPTIONS = [
   { value: 'never', label: 'Never', days: null },
   { value: '7', label: 'In 7 days', days: 7 },
@@ -98,6 +102,7 @@ async function integrationsPage(
       form: extra.form ?? { name: '', expires_in: 'never' },
       expiryOptions: EXPIRY_OPTIONS,
       nameMaxLength: KEY_NAME_MAX_LENGTH,
+      formId: newFormId(),
     },
     status,
   );
@@ -132,17 +137,28 @@ export function integrationRoutes(app: FastifyInstance, deps: RouteDeps): void {
       );
     }
     const now = deps.clock.now().getTime();
-    const created = await createApiKey(
-      deps.db,
-      deps.clock,
-      {
-        workspaceId: workspace.id,
-        name: form.name,
-        createdByUserId: access.user.id,
-        expiresAt: expiry.days === null ? null : new Date(now + expiry.days * DAY_MS),
-      },
-      userSourceOf(request, access.user),
+    const once = await onceForForm(
+      deps,
+      request,
+      `api-key:${workspace.id}:${access.user.id}`,
+      () =>
+        createApiKey(
+          deps.db,
+          deps.clock,
+          {
+            workspaceId: workspace.id,
+            name: form.name,
+            createdByUserId: access.user.id,
+            expiresAt: expiry.days === null ? null : new Date(now + expiry.days * DAY_MS),
+          },
+          userSourceOf(request, access.user),
+        ),
+      (result) => result.ok,
     );
+    if (once.kind === 'sent_before') {
+      return integrationsPage(deps, request, reply, workspace, { errors: [{ message: SENT_BEFORE }] }, 409);
+    }
+    const created = once.result;
     if (!created.ok) {
       if (created.error.code === 'workspace_not_found') return sendNotFound(request, reply);
       const { status, code, message } = planLimitRefusal(deps.config.baseUrl, workspace.id, created.error);

@@ -26,6 +26,7 @@ import {
 } from '../../webhooks/index.ts';
 import type { Workspace } from '../../workspace/index.ts';
 import { userSourceOf } from '../audit.ts';
+import { newFormId, onceForForm } from '../form-once.ts';
 import { field, fieldValues, isIdInput } from '../forms.ts';
 import { membershipFor } from '../guard.ts';
 import { planLimitRefusal } from '../plan-limit.ts';
@@ -215,6 +216,7 @@ export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
         allEvents: ALL_EVENTS,
         limit: PLAN_ENTITLEMENTS[workspace.plan].webhookSubscriptions,
         planName: PLANS[workspace.plan].name,
+        formId: newFormId(),
       },
       status,
     );
@@ -294,12 +296,26 @@ export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
     };
     const invalid = schemaErrors(CreateSubscriptionBody, body);
     if (invalid.length > 0) return listPage(request, reply, workspace, { errors: invalid, form }, 400);
-    const created = await createSubscription(
-      hooks,
-      workspace.id,
-      body as CreateSubscriptionBody,
-      userSourceOf(request, access.user),
+    const once = await onceForForm(
+      deps,
+      request,
+      `webhook:${workspace.id}:${access.user.id}`,
+      () =>
+        createSubscription(
+          hooks,
+          workspace.id,
+          body as CreateSubscriptionBody,
+          userSourceOf(request, access.user),
+        ),
+      (result) => result.ok,
     );
+    if (once.kind === 'sent_before') {
+      const message =
+        'This form was sent already, and the subscription it created is in the list. Its signing secret was ' +
+        'shown once: if you did not copy it, rotate the secret on the subscription’s page.';
+      return listPage(request, reply, workspace, { errors: [{ message }] }, 409);
+    }
+    const created = once.result;
     if (!created.ok) {
       if (created.error.code === 'not_found') return sendNotFound(request, reply);
       const { error, status, code } = refusalOf(created.error, deps.config.baseUrl, workspace.id);

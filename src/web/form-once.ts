@@ -1,0 +1,45 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { checkIdempotencyKey, runIdempotently } from '../idempotency/index.ts';
+import { field } from './forms.ts';
+import type { RouteDeps } from './routes/deps.ts';
+
+/**
+ * The hidden field of a form whose sending creates something shown once (an API key, a webhook
+ * subscription with its secret). Each page render gives it a new value; a reload of the answer
+ * page, or a second click that got past the button's guard, sends the same value again.
+ */
+export const FORM_ID_FIELD = 'form_id';
+
+export function newFormId(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+export type FormOnce<R> = { kind: 'ran'; result: R } | { kind: 'sent_before' };
+
+/**
+ * Runs `create` once per form id (the idempotency store, so across instances): a form sent again
+ * is answered `sent_before` instead of creating a second thing. A refusal (`succeeded` false)
+ * frees the id, so the corrected form may be sent again. A form without an id (made by hand)
+ * simply runs.
+ */
+export async function onceForForm<R>(
+  deps: RouteDeps,
+  request: FastifyRequest,
+  scope: string,
+  create: () => Promise<R>,
+  succeeded: (result: R) => boolean,
+): Promise<FormOnce<R>> {
+  const formId = field(request, FORM_ID_FIELD);
+  if (checkIdempotencyKey(formId) !== undefined) return { kind: 'ran', result: await create() };
+  let result: { value: R } | undefined;
+  const outcome = await runIdempotently(
+    { db: deps.db, clock: deps.clock, staleAfterMs: deps.config.idempotency.staleAfterMs },
+    { scope: `web.${scope}`, key: formId, body: null },
+    async () => {
+      result = { value: await create() };
+      return succeeded(result.value) ? { status: 201, body: null } : { status: 400, body: null, keep: false };
+    },
+  );
+  return outcome.kind === 'fresh' && result ? { kind: 'ran', result: result.value } : { kind: 'sent_before' };
+}
