@@ -109,6 +109,7 @@ export async function apiV1(scope: FastifyInstance, deps: ApiDeps): Promise<void
           },
           serverUrl: deps.config.baseUrl,
           components: catalog.components,
+          bodyProblem: ProblemSchema,
           securitySchemes: {
             bearerAuth: {
               type: 'http',

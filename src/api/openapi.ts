@@ -127,8 +127,13 @@ function responses(
   schema: FastifySchema,
   ref: (value: unknown) => unknown,
   rateLimited: boolean,
+  bodyProblem: TSchema | undefined,
 ): JsonObject {
-  const declared = (schema.response ?? {}) as Record<string, TSchema>;
+  const declared = {
+    // Any body may be too large or of a type not taken; the routes declare only their own answers.
+    ...(bodyProblem ? { 413: bodyProblem, 415: bodyProblem } : {}),
+    ...((schema.response ?? {}) as Record<string, TSchema>),
+  };
   return Object.fromEntries(
     Object.entries(declared).map(([status, body]) => {
       const description =
@@ -172,6 +177,8 @@ export interface DocumentOptions {
   components: Record<string, TSchema>;
   securitySchemes: JsonObject;
   webhooks: JsonObject;
+  /** The problem an operation with a request body answers with 413 and 415. */
+  bodyProblem: TSchema;
 }
 
 /** An OpenAPI 3.1 document of `routes`, generated from their schemas. */
@@ -199,7 +206,7 @@ export function buildOpenApiDocument(
         ...parameters(schema.querystring, 'query', ref),
       ],
       ...(body ? { requestBody: body } : {}),
-      responses: responses(schema, ref, !route.config.public),
+      responses: responses(schema, ref, !route.config.public, body ? options.bodyProblem : undefined),
     };
     paths[path] = { ...paths[path], [route.method]: operation };
   }
