@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type {
   AuthenticationResponseJSON,
   PublicKeyCredentialCreationOptionsJSON,
@@ -26,6 +27,11 @@ export interface RelyingParty {
   id: string;
   origin: string;
   name: string;
+  /**
+   * Whether browsers will make passkeys for it at all: a relying party is a domain name
+   * (`localhost` included), never an IP address such as 127.0.0.1.
+   */
+  usable: boolean;
 }
 
 let webauthnLibrary: Promise<typeof import('@simplewebauthn/server')> | undefined;
@@ -38,7 +44,12 @@ function webauthn(): Promise<typeof import('@simplewebauthn/server')> {
 
 export function relyingPartyFor(baseUrl: string): RelyingParty {
   const url = new URL(baseUrl);
-  return { id: url.hostname, origin: url.origin, name: 'svc compliance workspaces' };
+  return {
+    id: url.hostname,
+    origin: url.origin,
+    name: 'svc compliance workspaces',
+    usable: isIP(url.hostname.replace(/^\[(.*)\]$/, '$1')) === 0,
+  };
 }
 
 /**

@@ -85,6 +85,25 @@ describe(`passkeys over HTTP on ${testDialect}`, () => {
     assert.deepEqual(challenges, [], 'used challenges are gone');
   });
 
+  it('offers no passkeys where browsers make none (BASE_URL at an IP address) and says why', async (t) => {
+    const fixture = await startAppFixture(t, { env: { BASE_URL: 'http://127.0.0.1:3000' } });
+    const client = webClient(fixture.runtime.app, 'http://127.0.0.1:3000');
+    assert.doesNotMatch((await client.get('/sign-in')).body, /sign in with a passkey/);
+    const { invitationPath } = await fixture.provision({ email: 'ada@example.com' });
+    await client.get(invitationPath);
+    assert.equal((await client.post(`${invitationPath}/accept`, { password: PASSWORD })).status, 303);
+    const page = await client.get('/account/passkeys');
+    assert.equal(page.status, 200);
+    assert.match(
+      page.body,
+      /Passkeys need the service at a domain name, and this one is at the address <strong>127\.0\.0\.1<\/strong>/,
+    );
+    assert.doesNotMatch(page.body, /data-passkey="register"/);
+
+    const named = await startAppFixture(t);
+    assert.match((await webClient(named.runtime.app).get('/sign-in')).body, /sign in with a passkey/);
+  });
+
   it('refuses a challenge that expired, or that was issued to another browser', async (t) => {
     const fixture = await startAppFixture(t);
     const { client, authenticator } = await ownerWithPasskey(fixture);

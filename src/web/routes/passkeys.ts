@@ -109,6 +109,7 @@ export function passkeyRoutes(app: FastifyInstance, deps: RouteDeps): void {
         errorCode: extra.errorCode,
         name: extra.name ?? '',
         nameMaxLength: PASSKEY_NAME_MAX_LENGTH,
+        relyingParty: passkeyDeps.relyingParty,
       },
       status,
     );
@@ -239,7 +240,13 @@ export function passkeyRoutes(app: FastifyInstance, deps: RouteDeps): void {
       signInPage(
         request,
         reply,
-        { email: '', next, errors: [{ message: failure.message }], errorCode: failure.errorCode },
+        {
+          email: '',
+          next,
+          errors: [{ message: failure.message }],
+          errorCode: failure.errorCode,
+          passkeys: passkeyDeps.relyingParty.usable,
+        },
         failure.status,
       );
     if (response === '') return refuse(NEEDS_JAVASCRIPT);

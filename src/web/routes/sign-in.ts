@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { checkCredentials, isValidEmail } from '../../accounts/index.ts';
+import { checkCredentials, isValidEmail, relyingPartyFor } from '../../accounts/index.ts';
 import { recordFailedSignIn } from '../audit.ts';
 import { field, safeNextPath } from '../forms.ts';
 import { AFTER_SIGN_IN } from '../guard.ts';
@@ -18,7 +18,7 @@ interface FormError {
 export function signInPage(
   request: FastifyRequest,
   reply: FastifyReply,
-  form: { email: string; next: string; errors: FormError[]; errorCode?: string },
+  form: { email: string; next: string; errors: FormError[]; errorCode?: string; passkeys: boolean },
   status = 200,
 ) {
   return sendPage(request, reply, 'sign-in', { title: 'Sign in', ...form }, status);
@@ -30,10 +30,11 @@ export function minutesUntil(ms: number): string {
 }
 
 export function signInRoutes(app: FastifyInstance, deps: RouteDeps): void {
+  const passkeys = relyingPartyFor(deps.config.baseUrl).usable;
   app.get<{ Querystring: { next?: string } }>('/sign-in', async (request, reply) => {
     const next = safeNextPath(request.query.next, AFTER_SIGN_IN);
     if (request.visit?.user) return reply.redirect(next, 303);
-    return signInPage(request, reply, { email: '', next, errors: [] });
+    return signInPage(request, reply, { email: '', next, errors: [], passkeys });
   });
 
   app.post('/sign-in', async (request, reply) => {
@@ -44,7 +45,7 @@ export function signInRoutes(app: FastifyInstance, deps: RouteDeps): void {
     if (!isValidEmail(email))
       errors.push({ field: 'email', message: 'Enter an email address like name@example.com.' });
     if (password === '') errors.push({ field: 'password', message: 'Enter your password.' });
-    if (errors.length > 0) return signInPage(request, reply, { email, next, errors }, 400);
+    if (errors.length > 0) return signInPage(request, reply, { email, next, errors, passkeys }, 400);
 
     const checked = await checkCredentials(deps, { email, password, ip: request.ip });
     if (!checked.ok) {
@@ -56,7 +57,12 @@ export function signInRoutes(app: FastifyInstance, deps: RouteDeps): void {
         checked.error.code === 'throttled'
           ? `Too many sign-in attempts. Try again in ${minutesUntil(checked.error.retryAfterMs)}.`
           : INVALID_CREDENTIALS;
-      return signInPage(request, reply, { email, next, errors: [{ message }] }, throttled ? 429 : 401);
+      return signInPage(
+        request,
+        reply,
+        { email, next, errors: [{ message }], passkeys },
+        throttled ? 429 : 401,
+      );
     }
     await signInBrowser(deps, deps.cookies, request, reply, checked.value);
     return reply.redirect(next, 303);
