@@ -241,7 +241,8 @@ export async function reissueInvitation(
       workspaceId: workspace.id,
       workspaceName: workspace.name,
       plan: workspace.plan,
-      termEndsAt: workspace.currentTerm?.endsAt ?? null,
+      // Paid until the end of the last term bought (on Billing, after the one in force).
+      termEndsAt: (workspace.nextTerms.at(-1) ?? workspace.currentTerm)?.endsAt ?? null,
     },
     invitee,
     ctx,

@@ -7,6 +7,7 @@ import { inTransaction } from '../../src/db/transaction.ts';
 import { DAY_MS } from '../../src/shared/clock.ts';
 import {
   acceptInvitation,
+  addPaidTerm,
   changeMemberRole,
   findInvitation,
   findMembership,
@@ -275,6 +276,56 @@ describe(`workspace members on ${testDialect}`, () => {
       .where('user_id', '=', ownerId)
       .execute();
     assert.deepEqual(bobs, [{ role: 'owner' }]);
+  });
+
+  it('states in a resent owner invitation the end of the last term paid, a next term bought on Billing included', async (t) => {
+    const runtime = await startTestRuntime(t);
+    const db = runtime.database.db;
+    const { workspace } = await inTransaction(db, (trx) =>
+      provisionWorkspace(
+        trx,
+        {
+          name: 'Acme',
+          plan: 'pro',
+          ownerEmail: 'late@example.com',
+          term: {
+            term: 'month',
+            startsAt: runtime.clock.now(),
+            channel: 'acp',
+            orderId: `ord_m_${++orders}`,
+          },
+        },
+        ctxOf(runtime),
+      ),
+    );
+    const next = await inTransaction(db, (trx) =>
+      addPaidTerm(
+        trx,
+        {
+          workspaceId: workspace.id,
+          plan: 'pro',
+          term: 'year',
+          channel: 'app',
+          orderId: `ord_m_${++orders}`,
+          at: runtime.clock.now(),
+        },
+        ctxOf(runtime),
+      ),
+    );
+    const token = await tokenSentTo(runtime, 'late@example.com');
+    runtime.clock.advance(7 * DAY_MS);
+    assert.equal((await resendInvitation(db, ctxOf(runtime), token, { actor: INVITATION_HOLDER })).ok, true);
+    const resent = await db
+      .selectFrom('mail_messages')
+      .select('text_body')
+      .where('to_address', '=', 'late@example.com')
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow();
+    const lastDay = new Intl.DateTimeFormat('en-US', { dateStyle: 'long', timeZone: 'UTC' }).format(
+      next.term.endsAt,
+    );
+    assert.match(resent.text_body ?? '', new RegExp(`prepaid until ${lastDay} \\(UTC\\)`));
   });
 
   it('resends an invitation with a new link and revokes one for good: neither link nor a fresh-link request brings it back', async (t) => {

@@ -64,7 +64,7 @@ export function billingRoutes(app: FastifyInstance, deps: RouteDeps): void {
         request,
         reply,
         'billing-return',
-        { title: `${workspace.name}: Payment`, workspace, errorCode, ...view },
+        { title: `Payment · ${workspace.name}`, workspace, errorCode, ...view },
         status,
       );
     },
@@ -138,7 +138,7 @@ async function billingPage(
     reply,
     'billing',
     {
-      title: `${workspace.name}: Billing`,
+      title: `Billing · ${workspace.name}`,
       errorCode: outcome.errorCode,
       workspace,
       planName: PLANS[workspace.plan].name,
