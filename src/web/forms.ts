@@ -54,6 +54,20 @@ export function isStorable(value: string): boolean {
   return isStorableText(value);
 }
 
+export const DIRECTION_CONTROLS_REFUSED =
+  'Leave out text-direction control characters (U+202A to U+202E, U+2066 to U+2069): they make a name show as another.';
+
+/** Controls that reorder the text around them (embeddings, overrides, isolates). */
+const DIRECTION_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/u;
+
+/**
+ * A name people read in lists and confirmations (an API key's, a passkey's): storable, and without
+ * direction controls, with which "\u202eevil" shows as "live" and one name can pose as another.
+ */
+export function isDisplayName(value: string): boolean {
+  return isStorable(value) && !DIRECTION_CONTROLS.test(value);
+}
+
 /**
  * Where to go after signing in or out: only a path on this site (`/w/...`), never another origin
  * (`//evil.example`, `/\evil.example`, `https://...`); anything else, a repeated `next` (an

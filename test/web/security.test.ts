@@ -115,6 +115,23 @@ describe(`web app security on ${testDialect}`, () => {
     }
   });
 
+  it('refuses a key name with text-direction controls, with which one name shows as another', async (t) => {
+    const fixture = await startAppFixture(t);
+    const { workspaceId, client } = await ownerOfNewWorkspace(fixture);
+    await client.get(`/w/${workspaceId}/integrations`);
+    for (const control of ['\u202e', '\u202d', '\u2066', '\u2067', '\u2068', '\u202b']) {
+      const refused = await client.post(`/w/${workspaceId}/integrations/keys`, {
+        name: `Deploy ${control}evil`,
+      });
+      assert.equal(refused.status, 400);
+      assert.match(refused.body, /Leave out text-direction control characters/);
+    }
+    const rightToLeft = await client.post(`/w/${workspaceId}/integrations/keys`, {
+      name: 'מפתח פריסה \u200f',
+    });
+    assert.equal(rightToLeft.status, 201, 'right-to-left text and its marks are names like any other');
+  });
+
   it('only goes to same-origin paths after signing in or out', async (t) => {
     const fixture = await startAppFixture(t);
     await ownerOfNewWorkspace(fixture);

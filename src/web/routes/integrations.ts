@@ -14,7 +14,7 @@ import { DAY_MS, HOUR_MS } from '../../shared/clock.ts';
 import type { Workspace } from '../../workspace/index.ts';
 import { userSourceOf } from '../audit.ts';
 import { newFormId, onceForForm } from '../form-once.ts';
-import { field, isIdInput, isStorable } from '../forms.ts';
+import { DIRECTION_CONTROLS_REFUSED, field, isDisplayName, isIdInput, isStorable } from '../forms.ts';
 import { membershipFor } from '../guard.ts';
 import { planLimitRefusal } from '../plan-limit.ts';
 import { sendNotFound, sendPage } from '../render.ts';
@@ -124,6 +124,8 @@ export function integrationRoutes(app: FastifyInstance, deps: RouteDeps): void {
     const errors: { field: string; message: string }[] = [];
     if (form.name === '' || !isStorable(form.name) || [...form.name].length > KEY_NAME_MAX_LENGTH) {
       errors.push({ field: 'name', message: `Name the key (1 to ${KEY_NAME_MAX_LENGTH} characters).` });
+    } else if (!isDisplayName(form.name)) {
+      errors.push({ field: 'name', message: DIRECTION_CONTROLS_REFUSED });
     }
     if (!expiry) errors.push({ field: 'expires_in', message: 'Choose when the key expires.' });
     if (errors.length > 0 || !expiry) {

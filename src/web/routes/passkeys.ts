@@ -13,7 +13,7 @@ import {
 } from '../../accounts/index.ts';
 import { MINUTE_MS } from '../../shared/clock.ts';
 import { accountChangeRecorder, recordFailedSignIn } from '../audit.ts';
-import { field, isStorable, safeNextPath } from '../forms.ts';
+import { DIRECTION_CONTROLS_REFUSED, field, isDisplayName, isStorable, safeNextPath } from '../forms.ts';
 import { AFTER_SIGN_IN, signedInUser } from '../guard.ts';
 import { sendNotFound, sendPage } from '../render.ts';
 import { signInBrowser } from '../session.ts';
@@ -154,6 +154,12 @@ export function passkeyRoutes(app: FastifyInstance, deps: RouteDeps): void {
           errorCode: 'invalid_request',
           message: `Name the passkey in at most ${PASSKEY_NAME_MAX_LENGTH} characters.`,
         },
+        'name',
+      );
+    }
+    if (!isDisplayName(name)) {
+      return refuse(
+        { status: 400, errorCode: 'invalid_request', message: DIRECTION_CONTROLS_REFUSED },
         'name',
       );
     }
