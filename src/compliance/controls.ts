@@ -15,6 +15,7 @@ import {
   changedKeys,
   containsText,
   findWorkspaceRow,
+  lockWorkspaceRow,
   missingReference,
   notFound,
 } from './shared.ts';
@@ -181,7 +182,7 @@ export async function updateControl(
   body: UpdateControlBody,
 ): Promise<Result<Control, ComplianceError>> {
   return inTransaction(deps.db, async (trx) => {
-    const existing = await findWorkspaceRow(trx, 'controls', workspaceId, id);
+    const existing = await lockWorkspaceRow(trx, 'controls', workspaceId, id);
     if (!existing) return err(notFound);
     const missing = await missingReference(trx, workspaceId, [
       { field: 'owner_id', kind: 'person', id: body.owner_id },

@@ -20,7 +20,14 @@ import {
   toEvidence,
   type UpdateEvidenceBody,
 } from './evidence-shapes.ts';
-import { type ComplianceError, changedKeys, findWorkspaceRow, missingReference, notFound } from './shared.ts';
+import {
+  type ComplianceError,
+  changedKeys,
+  findWorkspaceRow,
+  lockWorkspaceRow,
+  missingReference,
+  notFound,
+} from './shared.ts';
 
 /** Rows as the API shows them, each with its controls in id order (the order Annex A was seeded in). */
 async function withControls(
@@ -255,7 +262,7 @@ export async function updateEvidence(
   body: UpdateEvidenceBody,
 ): Promise<Result<Evidence, ComplianceError>> {
   return inTransaction(deps.db, async (trx) => {
-    const existing = await findWorkspaceRow(trx, 'evidence', workspaceId, id);
+    const existing = await lockWorkspaceRow(trx, 'evidence', workspaceId, id);
     if (!existing) return err(notFound);
     const controls = await knownControls(trx, workspaceId, body.control_ids);
     if (!controls.ok) return controls;

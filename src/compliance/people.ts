@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { CREATION_ORDER, fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import type { Tx } from '../db/schema.ts';
-import { inTransaction, isUniqueViolation } from '../db/transaction.ts';
+import { inTransaction, isUniqueViolation, lockingRead } from '../db/transaction.ts';
 import type { Clock } from '../shared/clock.ts';
 import { EmailAddress } from '../shared/email.ts';
 import { newId } from '../shared/ids.ts';
@@ -15,6 +15,7 @@ import {
   changedKeys,
   containsText,
   findWorkspaceRow,
+  lockWorkspaceRow,
   notFound,
   type UpsertOutcome as Upserted,
   upsertByUniqueKey,
@@ -159,12 +160,14 @@ export async function upsertPerson(
   return inTransaction(deps.db, async (trx) => {
     const { row, outcome } = await upsertByUniqueKey<PeopleTable>({
       find: () =>
-        trx
-          .selectFrom('people')
-          .selectAll()
-          .where('workspace_id', '=', workspaceId)
-          .where('email', '=', email)
-          .executeTakeFirst(),
+        lockingRead(
+          trx,
+          trx
+            .selectFrom('people')
+            .selectAll()
+            .where('workspace_id', '=', workspaceId)
+            .where('email', '=', email),
+        ).executeTakeFirst(),
       create: () => newPersonRow(deps.clock.now(), workspaceId, { ...body, email }),
       insert: (created) =>
         trx
@@ -197,7 +200,7 @@ export async function updatePerson(
 ): Promise<Result<Person, ComplianceError>> {
   try {
     return await inTransaction(deps.db, async (trx) => {
-      const existing = await findWorkspaceRow(trx, 'people', workspaceId, id);
+      const existing = await lockWorkspaceRow(trx, 'people', workspaceId, id);
       if (!existing) return err(notFound);
       const updated = await applyChanges(trx, deps.clock, existing, {
         ...body,

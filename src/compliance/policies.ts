@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { CREATION_ORDER, fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import type { Db, Tx } from '../db/schema.ts';
-import { inTransaction, isUniqueViolation } from '../db/transaction.ts';
+import { inTransaction, isUniqueViolation, lockingRead } from '../db/transaction.ts';
 import type { Clock } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
@@ -146,9 +146,17 @@ async function findPolicyRow(
   workspaceId: string,
   by: { id: string } | { key: string },
 ): Promise<PoliciesTable | undefined> {
-  let query = db.selectFrom('policies').selectAll().where('workspace_id', '=', workspaceId);
-  query = 'id' in by ? query.where('id', '=', by.id) : query.where('key', '=', by.key);
-  return query.executeTakeFirst();
+  return policyRow(db, workspaceId, by).executeTakeFirst();
+}
+
+/** The row an update reads before it writes, locked until the transaction ends (`lockingRead`). */
+function lockPolicyRow(trx: Tx, workspaceId: string, by: { id: string } | { key: string }) {
+  return lockingRead(trx, policyRow(trx, workspaceId, by)).executeTakeFirst();
+}
+
+function policyRow(db: Db, workspaceId: string, by: { id: string } | { key: string }) {
+  const query = db.selectFrom('policies').selectAll().where('workspace_id', '=', workspaceId);
+  return 'id' in by ? query.where('id', '=', by.id) : query.where('key', '=', by.key);
 }
 
 export async function getPolicy(
@@ -186,7 +194,7 @@ export async function upsertPolicy(
 ): Promise<{ policy: Policy; outcome: UpsertOutcome }> {
   return inTransaction(deps.db, async (trx) => {
     const { row, outcome } = await upsertByUniqueKey<PoliciesTable>({
-      find: () => findPolicyRow(trx, workspaceId, { key: body.key }),
+      find: () => lockPolicyRow(trx, workspaceId, { key: body.key }),
       create: () => newPolicyRow(deps.clock.now(), workspaceId, body),
       insert: (created) =>
         trx
@@ -219,7 +227,7 @@ export async function updatePolicy(
 ): Promise<Result<Policy, ComplianceError>> {
   try {
     return await inTransaction(deps.db, async (trx) => {
-      const existing = await findPolicyRow(trx, workspaceId, { id });
+      const existing = await lockPolicyRow(trx, workspaceId, { id });
       if (!existing) return err(notFound);
       const { row } = await applyChanges(trx, deps.clock, existing, body);
       return ok(toPolicy(row));

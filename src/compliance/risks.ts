@@ -12,6 +12,7 @@ import {
   changedKeys,
   deleteRecord,
   findWorkspaceRow,
+  lockWorkspaceRow,
   missingReference,
   notFound,
 } from './shared.ts';
@@ -226,7 +227,7 @@ export async function updateRisk(
   body: UpdateRiskBody,
 ): Promise<Result<Risk, ComplianceError>> {
   return inTransaction(deps.db, async (trx) => {
-    const existing = await findWorkspaceRow(trx, 'risks', workspaceId, id);
+    const existing = await lockWorkspaceRow(trx, 'risks', workspaceId, id);
     if (!existing) return err(notFound);
     const missing = await missingReference(trx, workspaceId, [
       { field: 'owner_id', kind: 'person', id: body.owner_id },

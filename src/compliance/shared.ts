@@ -1,7 +1,7 @@
 import { type InsertResult, type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { PlanLimitReached } from '../catalog/index.ts';
-import type { Database, Db } from '../db/schema.ts';
-import { inTransaction } from '../db/transaction.ts';
+import type { Database, Db, Tx } from '../db/schema.ts';
+import { inTransaction, lockingRead } from '../db/transaction.ts';
 import type { Clock } from '../shared/clock.ts';
 import { err, ok, type Result } from '../shared/result.ts';
 import { type EventType, publishEvent } from '../webhooks/index.ts';
@@ -74,13 +74,23 @@ export async function findWorkspaceRow<T extends RecordTable>(
   workspaceId: string,
   id: string,
 ): Promise<Database[T] | undefined> {
-  const row = await db
-    .selectFrom(table as RecordTable)
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+  const row = await workspaceRow(db, table, workspaceId, id).executeTakeFirst();
   return row as Database[T] | undefined;
+}
+
+/** The row, locked until the transaction ends: what an update reads before it writes (`lockingRead`). */
+export async function lockWorkspaceRow<T extends RecordTable>(
+  trx: Tx,
+  table: T,
+  workspaceId: string,
+  id: string,
+): Promise<Database[T] | undefined> {
+  const row = await lockingRead(trx, workspaceRow(trx, table, workspaceId, id)).executeTakeFirst();
+  return row as Database[T] | undefined;
+}
+
+function workspaceRow(db: Db, table: RecordTable, workspaceId: string, id: string) {
+  return db.selectFrom(table).selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id);
 }
 
 /** The keys whose value in `changes` differs from `current` (undefined means "not given"). */

@@ -21,6 +21,7 @@ import {
   changedKeys,
   deleteRecord,
   findWorkspaceRow,
+  lockWorkspaceRow,
   missingReference,
   notFound,
 } from './shared.ts';
@@ -188,7 +189,7 @@ export async function updateTask(
   body: UpdateTaskBody,
 ): Promise<Result<Task, ComplianceError>> {
   return inTransaction(deps.db, async (trx) => {
-    const existing = await findWorkspaceRow(trx, 'tasks', workspaceId, id);
+    const existing = await lockWorkspaceRow(trx, 'tasks', workspaceId, id);
     if (!existing) return err(notFound);
     const missing = await missingReference(trx, workspaceId, referencesOf(body));
     if (missing) return err(missing);

@@ -13,6 +13,7 @@ import {
   containsText,
   deleteRecord,
   findWorkspaceRow,
+  lockWorkspaceRow,
   notFound,
 } from './shared.ts';
 
@@ -169,7 +170,7 @@ export async function updateVendor(
   body: UpdateVendorBody,
 ): Promise<Result<Vendor, ComplianceError>> {
   return inTransaction(deps.db, async (trx) => {
-    const existing = await findWorkspaceRow(trx, 'vendors', workspaceId, id);
+    const existing = await lockWorkspaceRow(trx, 'vendors', workspaceId, id);
     if (!existing) return err(notFound);
     if (changedKeys(existing, body).length === 0) return ok(toVendor(existing));
     const row: VendorsTable = { ...existing, ...body, updated_at: deps.clock.now().getTime() };

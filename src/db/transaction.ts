@@ -1,3 +1,4 @@
+import { PostgresAdapter } from 'kysely';
 import type { Db, Tx } from './schema.ts';
 
 /**
@@ -7,6 +8,16 @@ import type { Db, Tx } from './schema.ts';
 export async function inTransaction<T>(db: Db, work: (trx: Tx) => Promise<T>): Promise<T> {
   if (db.isTransaction) return work(db as Tx);
   return db.transaction().execute(work);
+}
+
+/**
+ * `query` locking the rows it reads until the transaction ends, for a read-modify-write: on
+ * PostgreSQL `FOR UPDATE`, so a concurrent change of the same row waits and then reads what this
+ * one wrote, instead of both writing back what they read (a lost update); a SQLite transaction
+ * takes the write lock when it begins (`begin immediate`), so its writers take turns already.
+ */
+export function lockingRead<Q extends { forUpdate(): Q }>(trx: Tx, query: Q): Q {
+  return trx.getExecutor().adapter instanceof PostgresAdapter ? query.forUpdate() : query;
 }
 
 /**

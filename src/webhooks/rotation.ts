@@ -6,7 +6,7 @@ import { err, ok, type Result } from '../shared/result.ts';
 import { notFound, type WebhookDeps, type WebhookError } from './context.ts';
 import { newSigningSecret } from './signing.ts';
 import {
-  findSubscriptionRow,
+  lockSubscriptionRow,
   recordSubscriptionEvent,
   toSubscription,
   type WebhookSubscriptionWithSecret,
@@ -32,15 +32,11 @@ export const RotateSecretBody = Type.Object(
 );
 export type RotateSecretBody = Static<typeof RotateSecretBody>;
 
-/** Rotations of one subscription that may overlap before one gives up (each retry follows a winner). */
-const ROTATION_TRIES = 20;
-
 /**
  * Gives the subscription a new secret. During the grace period every attempt is signed with both
  * (new first), so receivers can switch at their own pace; a secret still in its grace period from
- * an earlier rotation is dropped. Rotations at the same time take turns: each replaces the secret
- * it read, in a write conditional on it, and one that finds the secret changed reads it again, so
- * every answered secret was in force (and the one replaced kept its grace) when it was answered.
+ * an earlier rotation is dropped. The subscription is read locked, so rotations at the same time
+ * take turns: each replaces the secret the one before it answered, which keeps its grace.
  */
 export async function rotateSecret(
   deps: Pick<WebhookDeps, 'db' | 'clock'>,
@@ -50,29 +46,23 @@ export async function rotateSecret(
   source: AuditSource,
 ): Promise<Result<WebhookSubscriptionWithSecret, WebhookError>> {
   const graceMs = (body.grace_period_seconds ?? DEFAULT_ROTATION_GRACE_MS / 1000) * 1000;
-  for (let tries = 0; tries < ROTATION_TRIES; tries++) {
-    const rotated = await inTransaction(deps.db, async (trx) => {
-      const existing = await findSubscriptionRow(trx, workspaceId, id);
-      if (!existing) return err(notFound);
-      const now = deps.clock.now();
-      const changes = {
-        secret: newSigningSecret(),
-        previous_secret: graceMs > 0 ? existing.secret : null,
-        previous_secret_expires_at: graceMs > 0 ? now.getTime() + graceMs : null,
-        updated_at: now.getTime(),
-      };
-      const written = await trx
-        .updateTable('webhook_subscriptions')
-        .set(changes)
-        .where('workspace_id', '=', workspaceId)
-        .where('id', '=', id)
-        .where('secret', '=', existing.secret)
-        .executeTakeFirst();
-      if (written.numUpdatedRows === 0n) return undefined;
-      await recordSubscriptionEvent(trx, 'webhook.secret_rotated', existing, source, now);
-      return ok({ ...toSubscription({ ...existing, ...changes }, now), secret: changes.secret });
-    });
-    if (rotated) return rotated;
-  }
-  throw new Error(`webhook subscription ${id}: ${ROTATION_TRIES} rotations in a row lost to others`);
+  return inTransaction(deps.db, async (trx) => {
+    const existing = await lockSubscriptionRow(trx, workspaceId, id);
+    if (!existing) return err(notFound);
+    const now = deps.clock.now();
+    const changes = {
+      secret: newSigningSecret(),
+      previous_secret: graceMs > 0 ? existing.secret : null,
+      previous_secret_expires_at: graceMs > 0 ? now.getTime() + graceMs : null,
+      updated_at: now.getTime(),
+    };
+    await trx
+      .updateTable('webhook_subscriptions')
+      .set(changes)
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .execute();
+    await recordSubscriptionEvent(trx, 'webhook.secret_rotated', existing, source, now);
+    return ok({ ...toSubscription({ ...existing, ...changes }, now), secret: changes.secret });
+  });
 }

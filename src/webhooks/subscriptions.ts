@@ -3,7 +3,7 @@ import { type AuditAction, type AuditSource, recordAuditEvent } from '../audit/i
 import { checkEntitlement, type PlanLimitReached } from '../catalog/index.ts';
 import { CREATION_ORDER, fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import type { Db, Tx } from '../db/schema.ts';
-import { inTransaction } from '../db/transaction.ts';
+import { inTransaction, lockingRead } from '../db/transaction.ts';
 import { releaseKey } from '../jobs/index.ts';
 import { newId } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
@@ -141,17 +141,32 @@ export function toSubscription(row: WebhookSubscriptionsTable, now: Date): Webho
   };
 }
 
-export async function findSubscriptionRow(
+async function findSubscriptionRow(
   db: Db,
   workspaceId: string,
   id: string,
 ): Promise<WebhookSubscriptionsTable | undefined> {
+  return subscriptionRow(db, workspaceId, id).executeTakeFirst();
+}
+
+/**
+ * The row a change reads before it writes, locked until the transaction ends (`lockingRead`): a
+ * PATCH writing back the secret it read cannot undo a rotation that committed meanwhile.
+ */
+export async function lockSubscriptionRow(
+  trx: Tx,
+  workspaceId: string,
+  id: string,
+): Promise<WebhookSubscriptionsTable | undefined> {
+  return lockingRead(trx, subscriptionRow(trx, workspaceId, id)).executeTakeFirst();
+}
+
+function subscriptionRow(db: Db, workspaceId: string, id: string) {
   return db
     .selectFrom('webhook_subscriptions')
     .selectAll()
     .where('workspace_id', '=', workspaceId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+    .where('id', '=', id);
 }
 
 export async function listSubscriptions(
@@ -272,7 +287,7 @@ export async function updateSubscription(
   const url = body.url === undefined ? undefined : await checkedUrl(deps, body.url);
   if (url && !url.ok) return url;
   return inTransaction(deps.db, async (trx) => {
-    const existing = await findSubscriptionRow(trx, workspaceId, id);
+    const existing = await lockSubscriptionRow(trx, workspaceId, id);
     if (!existing) return err(notFound);
     if (body.status === 'enabled' && existing.status === 'disabled') {
       const refusal = await checkResumable(trx, workspaceId);

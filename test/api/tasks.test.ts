@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createTask } from '../../src/compliance/index.ts';
+import { createTask, updateTask } from '../../src/compliance/index.ts';
 import { startApiFixture, walkPages } from '../helpers/api.ts';
 import { testDialect } from '../helpers/database.ts';
 
@@ -115,6 +115,26 @@ describe(`tasks on ${testDialect}`, () => {
       (await eventTypes(api)).map(([type]) => type),
       ['task.created', 'task.completed', 'task.reopened', 'task.updated'],
     );
+  });
+
+  it('keep both of two changes made at once to one task, and publish one event per transition', async (t) => {
+    const api = await startApiFixture(t);
+    const deps = { db: api.runtime.database.db, clock: api.runtime.clock };
+    const { workspaceId } = api.org;
+    for (let round = 0; round < 5; round++) {
+      const created = await createTask(deps, workspaceId, { title: `Round ${round}` });
+      const task = created.ok ? created.value : assert.fail(created.error.code);
+      // In process, so both read the task before either writes (over HTTP they often arrive in turn).
+      const [renamed, completed] = await Promise.all([
+        updateTask(deps, workspaceId, task.id, { title: `Renamed ${round}` }),
+        updateTask(deps, workspaceId, task.id, { status: 'completed' }),
+      ]);
+      assert.ok(renamed.ok && completed.ok);
+      const stored = (await api.call('GET', `/tasks/${task.id}`)).body;
+      assert.deepEqual([stored.title, stored.status], [`Renamed ${round}`, 'completed'], `round ${round}`);
+    }
+    const types = (await eventTypes(api)).map(([type]) => type);
+    assert.equal(types.filter((type) => type === 'task.completed').length, 5, types.join());
   });
 
   it('list open and completed, filterable, oldest first', async (t) => {
