@@ -1,4 +1,4 @@
-import type { Db } from '../db/schema.ts';
+import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction, isUniqueViolation } from '../db/transaction.ts';
 import {
   queueMail,
@@ -134,14 +134,17 @@ export type EmailChangeError = 'link_invalid' | 'email_unavailable';
 class AddressTaken extends Error {}
 
 /**
- * Uses a confirmation link: the account's address changes, its unused sign-in and reset links
- * (which went to the old address) stop working, and the old address is told. The unique index on
+ * Uses a confirmation link: the account's address changes (and `addressChanged` moves what
+ * follows it), its unused sign-in and reset links (which went to the old address) stop working,
+ * and the old address is told. The unique index on
  * `email_key` decides a race with another account taking the address; the loser changes nothing.
  */
 export async function confirmEmailChange(
   deps: { db: Db; clock: Clock },
   token: string,
   recordChange: RecordAccountChange,
+  /** What else follows the account's address, in the same transaction (its memberships). */
+  addressChanged: (trx: Tx, userId: string, newEmail: string) => Promise<void>,
 ): Promise<Result<User, EmailChangeError>> {
   let userId: string | undefined;
   try {
@@ -169,6 +172,7 @@ export async function confirmEmailChange(
         throw error;
       }
       await cancelUnusedLinks(trx, link.userId, ['sign_in', 'password_reset']);
+      await addressChanged(trx, link.userId, link.newEmail);
       await queueMail(
         trx,
         deps.clock,

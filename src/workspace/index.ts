@@ -17,6 +17,7 @@ export {
   type ResendError,
   resendInvitation,
 } from './invitations.ts';
+export { memberAddressChanged } from './member-addresses.ts';
 export {
   assignableRoles,
   canManageRole,

@@ -57,3 +57,20 @@ export async function releaseFormerAddress(trx: Tx, workspaceId: string, email: 
     )
     .execute();
 }
+
+/**
+ * Moves the account's memberships to its new address, in the address change's transaction, so a
+ * member's address is the one its account has (inviting it again is refused as a member; the old
+ * one is free for whoever holds it next). A membership still holding the new address from before
+ * addresses followed (its account has another one now) is moved to its own account's first.
+ */
+export async function memberAddressChanged(trx: Tx, userId: string, newEmail: string): Promise<void> {
+  const holders = await trx
+    .selectFrom('workspace_members')
+    .select('workspace_id')
+    .where(sql<boolean>`lower(email) = ${newEmail.trim().toLowerCase()}`)
+    .where('user_id', '<>', userId)
+    .execute();
+  for (const { workspace_id } of holders) await releaseFormerAddress(trx, workspace_id, newEmail);
+  await trx.updateTable('workspace_members').set({ email: newEmail }).where('user_id', '=', userId).execute();
+}

@@ -177,11 +177,12 @@ async function lockMembers(trx: Tx, workspaceId: string): Promise<boolean> {
 
 async function memberBy(trx: Tx, workspaceId: string, by: { userId: string } | { memberId: string }) {
   if ('memberId' in by && !couldBeId(by.memberId)) return undefined;
-  let query = trx
-    .selectFrom('workspace_members')
-    .select(['id', 'email', 'role', 'user_id'])
-    .where('workspace_id', '=', workspaceId);
-  query = 'userId' in by ? query.where('user_id', '=', by.userId) : query.where('id', '=', by.memberId);
+  // The address the member's account has now (membersWithAddress), which removing withdraws.
+  let query = membersWithAddress(trx, workspaceId);
+  query =
+    'userId' in by
+      ? query.where('member.user_id', '=', by.userId)
+      : query.where('member.id', '=', by.memberId);
   return (await query.executeTakeFirst()) as MemberRow | undefined;
 }
 

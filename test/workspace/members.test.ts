@@ -16,6 +16,7 @@ import {
   listMembers,
   listOpenInvitations,
   type MemberRole,
+  memberAddressChanged,
   provisionWorkspace,
   removeMember,
   resendInvitation,
@@ -60,6 +61,14 @@ async function accept(runtime: TestRuntime, email: string): Promise<string> {
   );
   assert.deepEqual(accepted.ok, true, JSON.stringify(accepted));
   return userId;
+}
+
+/** The account's address changes, as a confirmed change on the Account page does it. */
+async function changeAddress(runtime: TestRuntime, userId: string, email: string): Promise<void> {
+  await inTransaction(runtime.database.db, async (trx) => {
+    await trx.updateTable('users').set({ email, email_key: email }).where('id', '=', userId).execute();
+    await memberAddressChanged(trx, userId, email);
+  });
 }
 
 function ctxOf(runtime: TestRuntime) {
@@ -234,16 +243,11 @@ describe(`workspace members on ${testDialect}`, () => {
     assert.deepEqual(await invite('OWNER@example.com'), { ok: false, error: { code: 'already_member' } });
   });
 
-  it("knows members by their account's address now: the new address is a member, the old one is free for whoever holds it, and no account is a member twice", async (t) => {
+  it("moves members to their account's new address: the new one is a member, the old one is free for whoever holds it, and no account is a member twice", async (t) => {
     const runtime = await startTestRuntime(t);
     const db = runtime.database.db;
     const { workspaceId, ownerId } = await workspaceWithOwner(runtime, 'bob@example.com');
-    // Bob's account changes its address (as the Account page does once the new one is confirmed).
-    await db
-      .updateTable('users')
-      .set({ email: 'bob2@example.com', email_key: 'bob2@example.com' })
-      .where('id', '=', ownerId)
-      .execute();
+    await changeAddress(runtime, ownerId, 'bob2@example.com');
     const invite = (email: string, role: MemberRole = 'member') =>
       inviteMember(db, ctxOf(runtime), { workspaceId, actorUserId: ownerId, email, role }, SOURCE);
     assert.deepEqual(await invite('BOB2@example.com'), { ok: false, error: { code: 'already_member' } });
@@ -276,6 +280,40 @@ describe(`workspace members on ${testDialect}`, () => {
       .where('user_id', '=', ownerId)
       .execute();
     assert.deepEqual(bobs, [{ role: 'owner' }]);
+  });
+
+  it('lets addresses pass from one member to another, and removing the former holder leaves the new invitation alone', async (t) => {
+    const runtime = await startTestRuntime(t);
+    const db = runtime.database.db;
+    const { workspaceId, ownerId } = await workspaceWithOwner(runtime);
+    const bob = await addMember(runtime, workspaceId, ownerId, 'bob@example.com', 'member');
+    const alice = await addMember(runtime, workspaceId, ownerId, 'alice@example.com', 'member');
+    await changeAddress(runtime, bob.userId, 'bob2@example.com');
+    await changeAddress(runtime, alice.userId, 'bob@example.com');
+    const invite = (email: string) =>
+      inviteMember(db, ctxOf(runtime), { workspaceId, actorUserId: ownerId, email, role: 'member' }, SOURCE);
+    assert.equal((await invite('alice@example.com')).ok, true);
+    const token = await tokenSentTo(runtime, 'alice@example.com');
+
+    const removed = await removeMember(
+      db,
+      ctxOf(runtime),
+      { workspaceId, actorUserId: ownerId, memberId: alice.memberId },
+      SOURCE,
+    );
+    assert.equal(removed.ok, true);
+    assert.equal(
+      (await findInvitation(db, runtime, token))?.status,
+      'pending',
+      "the newcomer's invitation stands",
+    );
+    const newcomerId = await accept(runtime, 'alice@example.com');
+    assert.deepEqual((await listMembers(db, workspaceId)).map((member) => member.email).sort(), [
+      'alice@example.com',
+      'bob2@example.com',
+      'owner@example.com',
+    ]);
+    assert.equal(await roleOf(runtime, workspaceId, newcomerId), 'member');
   });
 
   it('states in a resent owner invitation the end of the last term paid, a next term bought on Billing included', async (t) => {

@@ -10,6 +10,7 @@ import {
   pendingEmailChange,
   requestEmailChange,
 } from '../../accounts/index.ts';
+import { memberAddressChanged } from '../../workspace/index.ts';
 import { accountChangeRecorder } from '../audit.ts';
 import { field } from '../forms.ts';
 import { signedInUser } from '../guard.ts';
@@ -144,6 +145,7 @@ export function accountRoutes(app: FastifyInstance, deps: RouteDeps): void {
       deps,
       request.params.token,
       accountChangeRecorder(deps, request),
+      memberAddressChanged,
     );
     if (!confirmed.ok) {
       if (confirmed.error === 'link_invalid') return linkInvalidPage(request, reply, askAgain);
