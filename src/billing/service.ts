@@ -68,7 +68,7 @@ export interface StartCheckoutInput {
  * Starts a hosted checkout for one catalog item (a plan term) for this workspace: creates the
  * provider's session at the catalog's price and records it. The person's earlier checkouts of
  * this workspace that are still open are ended at the provider, so one person cannot pay twice
- * by going back and choosing again. Answers the provider's page to send the person to.
+ * by going back and choosing again, nor by choosing in two tabs at once (the newest stays). Answers the provider's page to send the person to.
  */
 export async function startCheckout(
   deps: BillingDeps,
@@ -103,13 +103,6 @@ export async function startCheckout(
     return err({ code });
   }
   if (!session.url) throw new Error(`the provider's new checkout ${session.id} has no page`);
-  const earlier = await deps.db
-    .selectFrom('billing_checkouts')
-    .select('provider_checkout_id')
-    .where('workspace_id', '=', input.workspaceId)
-    .where('started_by_user_id', '=', input.startedBy.id)
-    .where('status', '=', 'open')
-    .execute();
   await deps.db
     .insertInto('billing_checkouts')
     .values({
@@ -128,6 +121,17 @@ export async function startCheckout(
       created_at: now.getTime(),
       updated_at: now.getTime(),
     })
+    .execute();
+  // Read after this one is recorded, so of two started at once the later reader sees both; both
+  // agree which is newest (creation time, then id), and every other open one is ended.
+  const [, ...earlier] = await deps.db
+    .selectFrom('billing_checkouts')
+    .select('provider_checkout_id')
+    .where('workspace_id', '=', input.workspaceId)
+    .where('started_by_user_id', '=', input.startedBy.id)
+    .where('status', '=', 'open')
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
     .execute();
   for (const { provider_checkout_id } of earlier) await expireEarlierCheckout(deps, provider_checkout_id);
   deps.logger.info(

@@ -194,4 +194,26 @@ describe(`the Billing page on ${testDialect}`, () => {
     assert.equal(fixture.sandbox.state.checkoutSessionRecord(first.checkoutId)?.session.status, 'expired');
     assert.equal(fixture.sandbox.state.checkoutSessionRecord(second.checkoutId)?.session.status, 'expired');
   });
+
+  it('choosing in two tabs at once leaves one checkout open: the other page refuses payment, so one term is bought', async (t) => {
+    const scene = await billingScene(t, { termEnded: true });
+    const { fixture } = scene;
+    for (let round = 0; round < 3; round++) {
+      const [a, b] = await Promise.all([
+        startBuying(scene, 'svc-pro-annual'),
+        startBuying(scene, 'svc-starter-monthly'),
+      ]);
+      const statuses = [a, b].map(
+        ({ checkoutId }) => fixture.sandbox.state.checkoutSessionRecord(checkoutId)?.session.status,
+      );
+      assert.deepEqual(statuses.sort(), ['expired', 'open'], `round ${round}`);
+    }
+    const open = await fixture.runtime.database.db
+      .selectFrom('billing_checkouts')
+      .select('id')
+      .where('workspace_id', '=', scene.workspaceId)
+      .where('status', '=', 'open')
+      .execute();
+    assert.equal(open.length, 1);
+  });
 });
