@@ -15,7 +15,15 @@ export function newFormId(): string {
   return randomBytes(16).toString('base64url');
 }
 
-export type FormOnce<R> = { kind: 'ran'; result: R } | { kind: 'sent_before' };
+/**
+ * `sent_before`: the form id was used; `finished` tells a sending that is done from one still
+ * under way (two sent at once), whose outcome (made, or refused) is not known yet.
+ */
+export type FormOnce<R> = { kind: 'ran'; result: R } | { kind: 'sent_before'; finished: boolean };
+
+/** The answer to a form sent while its first sending is still under way. */
+export const FORM_IN_FLIGHT =
+  'This form was sent twice at once, and the first sending is still under way. Reload the page in a moment to see what it did.';
 
 /**
  * Runs `create` once per form id (the idempotency store, so across instances): a form sent again
@@ -41,5 +49,6 @@ export async function onceForForm<R>(
       return succeeded(result.value) ? { status: 201, body: null } : { status: 400, body: null, keep: false };
     },
   );
-  return outcome.kind === 'fresh' && result ? { kind: 'ran', result: result.value } : { kind: 'sent_before' };
+  if (outcome.kind === 'fresh' && result) return { kind: 'ran', result: result.value };
+  return { kind: 'sent_before', finished: outcome.kind !== 'in_flight' };
 }

@@ -81,4 +81,59 @@ describe(`forms that create something shown once, sent twice, on ${testDialect}`
       201,
     );
   });
+
+  it('rotate a webhook secret once and invite once when the form is sent again, or twice at once', async (t) => {
+    const fixture = await startAppFixture(t, { env: { WEBHOOK_ALLOW_LOOPBACK: 'true' } });
+    const { workspaceId, invitationPath } = await fixture.provision({ email: 'owner@example.com' });
+    const client = await acceptAsNewAccount(fixture.runtime.app, invitationPath);
+    const db = fixture.runtime.database.db;
+
+    const hooksAction = `/w/${workspaceId}/integrations/webhooks`;
+    const hooksPage = await client.get(hooksAction);
+    await client.post(hooksAction, {
+      url: 'http://127.0.0.1:9/hooks',
+      event_types: ['task.created'],
+      form_id: formIdOf(hooksPage.body, hooksAction),
+    });
+    const hook = await db
+      .selectFrom('webhook_subscriptions')
+      .select(['id', 'secret'])
+      .executeTakeFirstOrThrow();
+    const rotateAction = `${hooksAction}/${hook.id}/rotate-secret`;
+    const detail = await client.get(`${hooksAction}/${hook.id}`);
+    const rotateForm = { grace: '24h', form_id: formIdOf(detail.body, rotateAction) };
+    const rotated = await client.post(rotateAction, rotateForm);
+    assert.equal(rotated.status, 200, rotated.body);
+    const again = await client.post(rotateAction, rotateForm);
+    assert.equal(again.status, 409);
+    assert.match(again.body, /the secret was rotated once/);
+    const stored = await db
+      .selectFrom('webhook_subscriptions')
+      .select('previous_secret')
+      .where('id', '=', hook.id)
+      .executeTakeFirstOrThrow();
+    assert.equal(stored.previous_secret, hook.secret, 'the first secret keeps its grace: one rotation');
+
+    const membersAction = `/w/${workspaceId}/members/invitations`;
+    const membersPage = await client.get(`/w/${workspaceId}/members`);
+    const inviteForm = {
+      email: 'ada@example.com',
+      role: 'member',
+      form_id: formIdOf(membersPage.body, membersAction),
+    };
+    const [first, second] = await Promise.all([
+      client.post(membersAction, inviteForm),
+      client.post(membersAction, inviteForm),
+    ]);
+    assert.deepEqual([first.location, second.location].sort(), [
+      `/w/${workspaceId}/members`,
+      `/w/${workspaceId}/members?notice=invited`,
+    ]);
+    const invitations = await db
+      .selectFrom('workspace_invitations')
+      .select('id')
+      .where('email', '=', 'ada@example.com')
+      .execute();
+    assert.equal(invitations.length, 1, 'one invitation, one email, one of the three an hour used');
+  });
 });

@@ -18,6 +18,7 @@ import {
   transferOwnership,
 } from '../../workspace/index.ts';
 import { userSourceOf } from '../audit.ts';
+import { newFormId, onceForForm } from '../form-once.ts';
 import { field } from '../forms.ts';
 import { membershipFor } from '../guard.ts';
 import { planLimitRefusal } from '../plan-limit.ts';
@@ -99,6 +100,7 @@ async function membersPage(
       selfIsLastOwner: self?.role === 'owner' && owners <= 1,
       assignable,
       notice: extra.notice,
+      formId: newFormId(),
       errors: extra.errors ?? [],
       form: extra.form ?? { email: '', role: 'member' },
     },
@@ -209,18 +211,29 @@ export function memberRoutes(app: FastifyInstance, deps: RouteDeps): void {
         400,
       );
     }
-    const result = await inviteMember(
-      deps.db,
-      ctx,
-      {
-        workspaceId: access.membership.workspace.id,
-        actorUserId: access.user.id,
-        email: form.email,
-        role: form.role,
-      },
-      userSourceOf(request, access.user),
+    const role = form.role;
+    const once = await onceForForm(
+      deps,
+      request,
+      `member-invitation:${access.membership.workspace.id}:${access.user.id}`,
+      () =>
+        inviteMember(
+          deps.db,
+          ctx,
+          {
+            workspaceId: access.membership.workspace.id,
+            actorUserId: access.user.id,
+            email: form.email,
+            role,
+          },
+          userSourceOf(request, access.user),
+        ),
+      (result) => result.ok,
     );
-    return answer(deps, request, reply, access, result, { notice: 'invited' }, form);
+    // Sent twice (a double click): the first sending's invitation is on the page, or its refusal
+    // was answered to it.
+    if (once.kind === 'sent_before') return reply.redirect(membersUrl(access.membership.workspace.id), 303);
+    return answer(deps, request, reply, access, once.result, { notice: 'invited' }, form);
   });
 
   app.post<InvitationParams>(

@@ -26,7 +26,7 @@ import {
 } from '../../webhooks/index.ts';
 import type { Workspace } from '../../workspace/index.ts';
 import { userSourceOf } from '../audit.ts';
-import { newFormId, onceForForm } from '../form-once.ts';
+import { FORM_IN_FLIGHT, newFormId, onceForForm } from '../form-once.ts';
 import { field, fieldValues, isIdInput } from '../forms.ts';
 import { membershipFor } from '../guard.ts';
 import { planLimitRefusal } from '../plan-limit.ts';
@@ -255,6 +255,7 @@ export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
         allEvents: ALL_EVENTS,
         graceOptions: GRACE_OPTIONS,
         grace: DEFAULT_GRACE,
+        formId: newFormId(),
       },
       status,
     );
@@ -310,9 +311,10 @@ export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
       (result) => result.ok,
     );
     if (once.kind === 'sent_before') {
-      const message =
-        'This form was sent already, and the subscription it created is in the list. Its signing secret was ' +
-        'shown once: if you did not copy it, rotate the secret on the subscription’s page.';
+      const message = once.finished
+        ? 'This form was sent already, and the subscription it created is in the list. Its signing secret was ' +
+          'shown once: if you did not copy it, rotate the secret on the subscription’s page.'
+        : FORM_IN_FLIGHT;
       return listPage(request, reply, workspace, { errors: [{ message }] }, 409);
     }
     const created = once.result;
@@ -387,7 +389,22 @@ export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
       const invalid = grace ? schemaErrors(RotateSecretBody, body) : [GRACE_ERROR];
       if (invalid.length > 0)
         return detailPage(request, reply, workspace, subscription, { errors: invalid }, 400);
-      const rotated = await rotateSecret(hooks, workspace.id, subscription.id, body, source);
+      const once = await onceForForm(
+        deps,
+        request,
+        `webhook-rotation:${subscription.id}:${source.actor.userId ?? ''}`,
+        () => rotateSecret(hooks, workspace.id, subscription.id, body, source),
+        (result) => result.ok,
+      );
+      if (once.kind === 'sent_before') {
+        // A second rotation would replace the secret just shown, which then would not sign at all.
+        const message = once.finished
+          ? 'This form was sent already: the secret was rotated once, and the new secret was shown once. ' +
+            'If you did not copy it, rotate again.'
+          : FORM_IN_FLIGHT;
+        return detailPage(request, reply, workspace, subscription, { errors: [{ message }] }, 409);
+      }
+      const rotated = once.result;
       if (!rotated.ok) return sendNotFound(request, reply);
       const { secret, ...rotatedSubscription } = rotated.value;
       return detailPage(request, reply, workspace, rotatedSubscription, { secret });
