@@ -182,8 +182,7 @@ export async function restoreBackup(config: Config, dir: string): Promise<Restor
 function alreadyInPlace(manifest: BackupManifest, config: Config): boolean {
   const target = config.evidenceStorage;
   if (manifest.evidenceBackend === 'database') return target.kind === 'database';
-  if (manifest.evidenceBackend !== 's3') return false;
-  if (!manifest.s3) return true;
+  if (manifest.evidenceBackend !== 's3' || !manifest.s3) return false;
   return (
     target.kind === 's3' &&
     target.bucket === manifest.s3.bucket &&

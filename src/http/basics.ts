@@ -115,9 +115,12 @@ export function registerHttpBasics(app: FastifyInstance, options: HttpBasicsOpti
 
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0] ?? '/';
-    const allowed = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter(
-      (method) => method !== request.method && methodsByRoute.find(method as 'GET', path) !== null,
-    );
+    // A route matched only with an empty parameter (`/tasks/` as `/tasks/:id`) names nothing.
+    const allowed = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((method) => {
+      if (method === request.method) return false;
+      const found = methodsByRoute.find(method as 'GET', path);
+      return found !== null && !Object.values(found.params).includes('');
+    });
     const surface = options.surfaceFor(request.url);
     if (allowed.length > 0)
       return (

@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   appendFileSync,
+  cpSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -330,6 +331,20 @@ describe(`backup and restore of the database and the evidence files on ${testDia
       prefix: 'evidence/',
     });
     assert.doesNotMatch(JSON.stringify(manifest), /S3RVER/, 'the manifest holds no credentials');
+
+    // A backup taken before manifests named the bucket cannot copy: the restore says so.
+    const older = path.join(temporaryDirectory(t, 'svc-backup-s3-older-'), 'nightly');
+    cpSync(backupDir, older, { recursive: true });
+    const { s3: _, ...olderManifest } = manifest;
+    writeFileSync(path.join(older, 'manifest.json'), JSON.stringify(olderManifest));
+    const unnamed = await emptyDeployment(t);
+    Object.assign(unnamed.env, { EVIDENCE_STORAGE: 'database' });
+    const fromOlder = await svc(unnamed.env, 'restore', '--from', older);
+    assert.equal(fromOlder.code, 0, fromOlder.stderr);
+    assert.match(
+      fromOlder.stdout,
+      /evidence files are not in the backup \(S3, taken before backups named their bucket\)/,
+    );
 
     const sameBucket = await emptyDeployment(t);
     Object.assign(sameBucket.env, bucketEnv);

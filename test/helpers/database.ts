@@ -120,9 +120,12 @@ async function migratedTemplate(admin: DatabaseHandle, serverUrl: string): Promi
       const fresh = openDatabase({ kind: 'postgres', url: databaseUrl(serverUrl, building) });
       try {
         await migrateToLatest(fresh.db);
-      } finally {
+      } catch (error) {
         await fresh.close();
+        await sql`drop database ${sql.id(building)}`.execute(session);
+        throw error;
       }
+      await fresh.close();
       await sql`alter database ${sql.id(building)} rename to ${sql.id(template)}`.execute(session);
     } finally {
       await sql`select pg_advisory_unlock(hashtext(${template}))`.execute(session);
