@@ -12,12 +12,14 @@ export async function inTransaction<T>(db: Db, work: (trx: Tx) => Promise<T>): P
 
 /**
  * `query` locking the rows it reads until the transaction ends, for a read-modify-write: on
- * PostgreSQL `FOR UPDATE`, so a concurrent change of the same row waits and then reads what this
- * one wrote, instead of both writing back what they read (a lost update); a SQLite transaction
- * takes the write lock when it begins (`begin immediate`), so its writers take turns already.
+ * PostgreSQL `FOR NO KEY UPDATE`, so a concurrent change of the same row waits and then reads what
+ * this one wrote, instead of both writing back what they read (a lost update), while inserts that
+ * only reference the row (foreign keys take `KEY SHARE`) go on; a SQLite transaction takes the
+ * write lock when it begins (`begin immediate`), so its writers take turns already. Lock a
+ * workspace's row before the rows of its records, the order plan changes use.
  */
-export function lockingRead<Q extends { forUpdate(): Q }>(trx: Tx, query: Q): Q {
-  return trx.getExecutor().adapter instanceof PostgresAdapter ? query.forUpdate() : query;
+export function lockingRead<Q extends { forNoKeyUpdate(): Q }>(trx: Tx, query: Q): Q {
+  return trx.getExecutor().adapter instanceof PostgresAdapter ? query.forNoKeyUpdate() : query;
 }
 
 /**

@@ -26,9 +26,10 @@ export const FORM_IN_FLIGHT =
   'This form was sent twice at once, and the first sending is still under way. Reload the page in a moment to see what it did.';
 
 /**
- * Runs `create` once per form id (the idempotency store, so across instances): a form sent again
- * is answered `sent_before` instead of creating a second thing. A refusal (`succeeded` false)
- * frees the id, so the corrected form may be sent again. A form without an id (made by hand)
+ * Runs `create` once per form id (the idempotency store, so across instances): the same form sent
+ * again is answered `sent_before` instead of creating a second thing. A refusal (`succeeded`
+ * false) frees the id, so the corrected form may be sent again; a form changed since (the back
+ * button, then another address) is another request and runs. A form without an id (made by hand)
  * simply runs.
  */
 export async function onceForForm<R>(
@@ -40,15 +41,17 @@ export async function onceForForm<R>(
 ): Promise<FormOnce<R>> {
   const formId = field(request, FORM_ID_FIELD);
   if (checkIdempotencyKey(formId) !== undefined) return { kind: 'ran', result: await create() };
+  const { _csrf: _token, [FORM_ID_FIELD]: _id, ...fields } = (request.body ?? {}) as Record<string, unknown>;
   let result: { value: R } | undefined;
   const outcome = await runIdempotently(
     { db: deps.db, clock: deps.clock, staleAfterMs: deps.config.idempotency.staleAfterMs },
-    { scope: `web.${scope}`, key: formId, body: null },
+    { scope: `web.${scope}`, key: formId, body: fields },
     async () => {
       result = { value: await create() };
       return succeeded(result.value) ? { status: 201, body: null } : { status: 400, body: null, keep: false };
     },
   );
   if (outcome.kind === 'fresh' && result) return { kind: 'ran', result: result.value };
+  if (outcome.kind === 'conflict') return { kind: 'ran', result: await create() };
   return { kind: 'sent_before', finished: outcome.kind !== 'in_flight' };
 }

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { type AuditAction, type AuditSource, recordAuditEvent } from '../audit/index.ts';
-import { checkEntitlement, type PlanLimitReached } from '../catalog/index.ts';
+import { checkEntitlement, type PlanId, type PlanLimitReached } from '../catalog/index.ts';
 import { CREATION_ORDER, fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction, lockingRead } from '../db/transaction.ts';
@@ -287,10 +287,13 @@ export async function updateSubscription(
   const url = body.url === undefined ? undefined : await checkedUrl(deps, body.url);
   if (url && !url.ok) return url;
   return inTransaction(deps.db, async (trx) => {
+    // Workspace before subscription, the order a plan change locks them in (it pauses and resumes
+    // subscriptions under the workspace's lock); the other order could deadlock with it.
+    const plan = body.status === 'enabled' ? await lockWorkspacePlan(trx, workspaceId) : undefined;
     const existing = await lockSubscriptionRow(trx, workspaceId, id);
     if (!existing) return err(notFound);
-    if (body.status === 'enabled' && existing.status === 'disabled') {
-      const refusal = await checkResumable(trx, workspaceId);
+    if (plan && existing.status === 'disabled') {
+      const refusal = await checkResumable(trx, workspaceId, plan);
       if (refusal) return err(refusal);
     }
     const now = deps.clock.now();
@@ -326,9 +329,12 @@ export async function updateSubscription(
  * Resuming is refused when as many subscriptions as the plan allows deliver already: after a
  * move to a smaller plan, the ones paused over its limit (or by a person) cannot all come back.
  */
-async function checkResumable(trx: Tx, workspaceId: string): Promise<PlanLimitReached | undefined> {
-  const plan = await lockWorkspacePlan(trx, workspaceId);
-  if (!plan) return undefined;
+/** Whether the plan (read under the workspace's lock) has room for one more enabled subscription. */
+async function checkResumable(
+  trx: Tx,
+  workspaceId: string,
+  plan: PlanId,
+): Promise<PlanLimitReached | undefined> {
   const { count } = await trx
     .selectFrom('webhook_subscriptions')
     .select((eb) => eb.fn.countAll().as('count'))

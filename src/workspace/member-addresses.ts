@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { Db, Tx } from '../db/schema.ts';
 
 /**
@@ -55,7 +55,21 @@ export async function releaseFormerAddress(trx: Tx, workspaceId: string, email: 
           .where(sql<boolean>`lower(users.email) <> ${email.trim().toLowerCase()}`),
       ),
     )
+    .where(({ not }) =>
+      not(
+        addressHeldByAnother(sql`(select users.email from users where users.id = workspace_members.user_id)`),
+      ),
+    )
     .execute();
+}
+
+/**
+ * Whether another membership of the row's workspace holds `address` (rows from before addresses
+ * followed their accounts can): a move onto it would break the unique address per workspace, so
+ * such a row keeps its old address rather than fail the change that moves it.
+ */
+function addressHeldByAnother(address: RawBuilder<unknown>) {
+  return sql<boolean>`exists (select 1 from workspace_members as other where other.workspace_id = workspace_members.workspace_id and other.id <> workspace_members.id and lower(other.email) = lower(${address}))`;
 }
 
 /**
@@ -72,5 +86,10 @@ export async function memberAddressChanged(trx: Tx, userId: string, newEmail: st
     .where('user_id', '<>', userId)
     .execute();
   for (const { workspace_id } of holders) await releaseFormerAddress(trx, workspace_id, newEmail);
-  await trx.updateTable('workspace_members').set({ email: newEmail }).where('user_id', '=', userId).execute();
+  await trx
+    .updateTable('workspace_members')
+    .set({ email: newEmail })
+    .where('user_id', '=', userId)
+    .where(({ not }) => not(addressHeldByAnother(sql`${newEmail}`)))
+    .execute();
 }

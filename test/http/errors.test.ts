@@ -91,22 +91,27 @@ describe('errors every surface shares, each in its own format', () => {
 
   it('answers a path whose parameter is empty (a trailing slash after a list) with 404, not a complaint about the parameter', async (t) => {
     const api = await startApiFixture(t);
-    const withEmptyParameter: Record<string, [method: string, path: string]> = {
+    const withEmptyParameter: [surface: string, method: string, path: string][] = [
+      ['REST', 'GET', '/api/v1/tasks/'],
       // POST is no method of `/tasks/:id` either: not a 405 naming the methods of an id.
-      REST: ['POST', '/api/v1/tasks/'],
-      ACP: ['GET', '/api/acp/checkout_sessions/'],
-      UCP: ['GET', '/api/ucp/v1/checkout-sessions/'],
-      MPP: ['POST', '/api/mpp/plans/'],
-    };
-    for (const surface of SURFACES) {
-      const [method, path] = withEmptyParameter[surface.name] ?? assert.fail(surface.name);
+      ['REST', 'POST', '/api/v1/tasks/'],
+      ['ACP', 'GET', '/api/acp/checkout_sessions/'],
+      ['UCP', 'GET', '/api/ucp/v1/checkout-sessions/'],
+      ['MPP', 'POST', '/api/mpp/plans/'],
+    ];
+    for (const [name, method, path] of withEmptyParameter) {
+      const surface = SURFACES.find((each) => each.name === name) ?? assert.fail(name);
       const response = await fetch(`${api.url}${path}`, {
         method,
         headers: { ...surface.headers, authorization: `Bearer ${api.org.key}`, 'request-id': REQUEST_ID },
       });
       const type = response.headers.get('content-type') ?? '';
       const body = (await response.json()) as Record<string, unknown>;
-      assert.deepEqual([response.status, surface.codeOf(body, type)], [404, 'not_found'], surface.name);
+      assert.deepEqual(
+        [response.status, surface.codeOf(body, type)],
+        [404, 'not_found'],
+        `${method} ${path}`,
+      );
     }
   });
 

@@ -316,6 +316,36 @@ describe(`workspace members on ${testDialect}`, () => {
     assert.equal(await roleOf(runtime, workspaceId, newcomerId), 'member');
   });
 
+  it('never fails an address change on rows from before addresses followed: a chain of them, or one without an account, keeps its address', async (t) => {
+    const runtime = await startTestRuntime(t);
+    const db = runtime.database.db;
+    const { workspaceId, ownerId } = await workspaceWithOwner(runtime);
+    const bob = await addMember(runtime, workspaceId, ownerId, 'bob@example.com', 'member');
+    const carol = await addMember(runtime, workspaceId, ownerId, 'carol@example.com', 'member');
+    const alice = await addMember(runtime, workspaceId, ownerId, 'alice@example.com', 'member');
+    // Changes made before memberships followed addresses: the rows keep the old ones.
+    const before = (userId: string, email: string) =>
+      db.updateTable('users').set({ email, email_key: email }).where('id', '=', userId).execute();
+    await before(carol.userId, 'carol2@example.com');
+    await before(bob.userId, 'carol@example.com');
+    await db
+      .insertInto('workspace_members')
+      .values({
+        id: 'member_without_account',
+        workspace_id: workspaceId,
+        email: 'legacy@example.com',
+        role: 'member',
+        user_id: null,
+        created_at: runtime.clock.now().getTime(),
+      })
+      .execute();
+
+    await changeAddress(runtime, alice.userId, 'bob@example.com');
+    await changeAddress(runtime, alice.userId, 'legacy@example.com');
+    assert.equal((await listMembers(db, workspaceId)).length, 5, 'everyone once');
+    assert.equal(await roleOf(runtime, workspaceId, alice.userId), 'member');
+  });
+
   it('states in a resent owner invitation the end of the last term paid, a next term bought on Billing included', async (t) => {
     const runtime = await startTestRuntime(t);
     const db = runtime.database.db;

@@ -230,9 +230,12 @@ export function memberRoutes(app: FastifyInstance, deps: RouteDeps): void {
         ),
       (result) => result.ok,
     );
-    // Sent twice (a double click): the first sending's invitation is on the page, or its refusal
-    // was answered to it.
-    if (once.kind === 'sent_before') return reply.redirect(membersUrl(access.membership.workspace.id), 303);
+    // Sent twice (a double click): a finished first sending invited (a refusal frees the form id);
+    // one still under way shows on the page once it is done.
+    if (once.kind === 'sent_before') {
+      const workspaceId = access.membership.workspace.id;
+      return reply.redirect(membersUrl(workspaceId, once.finished ? 'invited' : undefined), 303);
+    }
     return answer(deps, request, reply, access, once.result, { notice: 'invited' }, form);
   });
 
