@@ -1,6 +1,7 @@
 import { SYSTEM_ACTOR } from '../audit/index.ts';
 import { PLAN_ENTITLEMENTS, type PlanId } from '../catalog/index.ts';
 import type { Tx } from '../db/schema.ts';
+import { lockingRead } from '../db/transaction.ts';
 import { releaseKey } from '../jobs/index.ts';
 import type { Clock } from '../shared/clock.ts';
 import { endpointKey } from './events.ts';
@@ -39,14 +40,18 @@ export async function applyPlanToSubscriptions(
     .set((eb) => ({ id: eb.ref('id') }))
     .where('id', '=', workspaceId)
     .execute();
-  const rows = await trx
-    .selectFrom('webhook_subscriptions')
-    .select(['id', 'workspace_id', 'url', 'status', 'disabled_reason'])
-    .where('workspace_id', '=', workspaceId)
-    .where((eb) => eb.or([eb('status', '=', 'enabled'), eb('disabled_reason', '=', 'plan_limit')]))
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
+  // Read locked: a pause by the user committed meanwhile is seen (and the row left alone) instead
+  // of being overwritten as a pause for the plan, which a later upgrade would undo.
+  const rows = await lockingRead(
+    trx,
+    trx
+      .selectFrom('webhook_subscriptions')
+      .select(['id', 'workspace_id', 'url', 'status', 'disabled_reason'])
+      .where('workspace_id', '=', workspaceId)
+      .where((eb) => eb.or([eb('status', '=', 'enabled'), eb('disabled_reason', '=', 'plan_limit')]))
+      .orderBy('created_at')
+      .orderBy('id'),
+  ).execute();
   const delivering = rows.filter((row) => row.status === 'enabled');
   const waiting = rows.filter((row) => row.status !== 'enabled');
   const limit = PLAN_ENTITLEMENTS[plan].webhookSubscriptions;

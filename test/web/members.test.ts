@@ -112,6 +112,24 @@ describe(`the Members page on ${testDialect}`, () => {
       (await findWorkspaceOwner(fixture.runtime.database.db, workspaceId))?.email,
       'owner@new.example',
     );
+    const membership = await fixture.runtime.database.db
+      .selectFrom('workspace_members')
+      .select('email')
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirstOrThrow();
+    assert.equal(membership.email, 'owner@new.example', 'the membership moved with the address');
+    await owner.get(`/w/${workspaceId}/members`);
+    const again = await owner.post(`/w/${workspaceId}/members/invitations`, {
+      email: 'owner@new.example',
+      role: 'admin',
+    });
+    assert.equal(again.status, 409, 'the new address is a member already');
+    await owner.get(`/w/${workspaceId}/members`);
+    const old = await owner.post(`/w/${workspaceId}/members/invitations`, {
+      email: 'owner@example.com',
+      role: 'member',
+    });
+    assert.equal(old.status, 303, 'the old address is free for whoever holds it next');
   });
 
   it('takes an invited admin end to end: Integrations open, then 403 as a member, then 404 once removed', async (t) => {
