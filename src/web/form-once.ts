@@ -21,9 +21,15 @@ export function newFormId(): string {
  */
 export type FormOnce<R> = { kind: 'ran'; result: R } | { kind: 'sent_before'; finished: boolean };
 
-/** The answer to a form sent while its first sending is still under way. */
-export const FORM_IN_FLIGHT =
-  'This form was sent twice at once, and the first sending is still under way. Reload the page in a moment to see what it did.';
+/**
+ * What to tell a person whose form was sent before: `whenFinished` once the first sending is done,
+ * else that it is still under way (two sent at once), since whether it made anything is not known.
+ */
+export function sentBeforeMessage(once: { finished: boolean }, whenFinished: string): string {
+  return once.finished
+    ? whenFinished
+    : 'This form was sent twice at once, and the first sending is still under way. Reload the page in a moment to see what it did.';
+}
 
 /**
  * Runs `create` once per form id (the idempotency store, so across instances): the same form sent

@@ -13,7 +13,7 @@ import {
 import { DAY_MS, HOUR_MS } from '../../shared/clock.ts';
 import type { Workspace } from '../../workspace/index.ts';
 import { userSourceOf } from '../audit.ts';
-import { FORM_IN_FLIGHT, newFormId, onceForForm } from '../form-once.ts';
+import { newFormId, onceForForm, sentBeforeMessage } from '../form-once.ts';
 import { DIRECTION_CONTROLS_REFUSED, field, isDisplayName, isIdInput, isStorable } from '../forms.ts';
 import { membershipFor } from '../guard.ts';
 import { planLimitRefusal } from '../plan-limit.ts';
@@ -158,7 +158,7 @@ export function integrationRoutes(app: FastifyInstance, deps: RouteDeps): void {
       (result) => result.ok,
     );
     if (once.kind === 'sent_before') {
-      const message = once.finished ? SENT_BEFORE : FORM_IN_FLIGHT;
+      const message = sentBeforeMessage(once, SENT_BEFORE);
       return integrationsPage(deps, request, reply, workspace, { errors: [{ message }] }, 409);
     }
     const created = once.result;

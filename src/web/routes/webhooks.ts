@@ -26,7 +26,7 @@ import {
 } from '../../webhooks/index.ts';
 import type { Workspace } from '../../workspace/index.ts';
 import { userSourceOf } from '../audit.ts';
-import { FORM_IN_FLIGHT, newFormId, onceForForm } from '../form-once.ts';
+import { newFormId, onceForForm, sentBeforeMessage } from '../form-once.ts';
 import { field, fieldValues, isIdInput } from '../forms.ts';
 import { membershipFor } from '../guard.ts';
 import { planLimitRefusal } from '../plan-limit.ts';
@@ -311,10 +311,11 @@ export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
       (result) => result.ok,
     );
     if (once.kind === 'sent_before') {
-      const message = once.finished
-        ? 'This form was sent already, and the subscription it created is in the list. Its signing secret was ' +
-          'shown once: if you did not copy it, rotate the secret on the subscription’s page.'
-        : FORM_IN_FLIGHT;
+      const message = sentBeforeMessage(
+        once,
+        'This form was sent already, and the subscription it created is in the list. Its signing secret was ' +
+          'shown once: if you did not copy it, rotate the secret on the subscription’s page.',
+      );
       return listPage(request, reply, workspace, { errors: [{ message }] }, 409);
     }
     const created = once.result;
@@ -398,10 +399,11 @@ export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
       );
       if (once.kind === 'sent_before') {
         // A second rotation would replace the secret just shown, which then would not sign at all.
-        const message = once.finished
-          ? 'This form was sent already: the secret was rotated once, and the new secret was shown once. ' +
-            'If you did not copy it, rotate again.'
-          : FORM_IN_FLIGHT;
+        const message = sentBeforeMessage(
+          once,
+          'This form was sent already: the secret was rotated once, and the new secret was shown once. ' +
+            'If you did not copy it, rotate again.',
+        );
         return detailPage(request, reply, workspace, subscription, { errors: [{ message }] }, 409);
       }
       const rotated = once.result;
