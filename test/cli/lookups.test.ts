@@ -19,7 +19,9 @@ function serviceEnvironment(database: TestDatabase): Record<string, string> {
     env.DATA_DIR = path.dirname(connection.url.slice('sqlite:'.length));
     return env;
   }
-  env.DATABASE_URL = connection.url;
+  const url = new URL(connection.url);
+  url.searchParams.set('options', `-c search_path=${connection.searchPath}`);
+  env.DATABASE_URL = url.href;
   return env;
 }
 

@@ -19,6 +19,7 @@ describe(`a webhook worker killed with SIGKILL mid-delivery on ${testDialect}`, 
       env: {
         PATH: process.env.PATH ?? '',
         CHILD_DATABASE_URL: database.connection?.url ?? '',
+        CHILD_SEARCH_PATH: database.connection?.searchPath ?? '',
       },
       stdio: ['ignore', 'ignore', 'inherit'],
     });

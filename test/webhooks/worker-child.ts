@@ -10,7 +10,7 @@ const config = loadConfig({
   BASE_URL: 'http://svc.test',
   WEBHOOK_ALLOW_LOOPBACK: 'true',
 });
-const database = openDatabase(config.database);
+const database = openDatabase(config.database, { searchPath: process.env.CHILD_SEARCH_PATH || undefined });
 const runtime = await createRuntime(config, { database });
 await runtime.jobs.drain();
 await runtime.close();
