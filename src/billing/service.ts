@@ -68,7 +68,8 @@ export interface StartCheckoutInput {
  * Starts a hosted checkout for one catalog item (a plan term) for this workspace: creates the
  * provider's session at the catalog's price and records it. The person's earlier checkouts of
  * this workspace that are still open are ended at the provider, so one person cannot pay twice
- * by going back and choosing again, nor by choosing in two tabs at once (the newest stays). Answers the provider's page to send the person to.
+ * by going back and choosing again, nor by choosing in two tabs at once (the newest stays).
+ * Answers the provider's page to send the person to.
  */
 export async function startCheckout(
   deps: BillingDeps,

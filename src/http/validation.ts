@@ -39,9 +39,10 @@ export function requestValidator(options: {
       compiledSchema(schema),
     );
     const dropsNulls = httpPart === 'body' && options.nullAsAbsent(url);
+    const numbers = httpPart === 'body' ? [] : numberFields(schema);
     return (input: unknown) => {
       const validator = compiled();
-      const value = httpPart === 'body' ? input : fromText(schema, input);
+      const value = httpPart === 'body' ? input : fromText(schema, numbers, input);
       if (validator.Check(value)) return { value };
       if (dropsNulls && dropNullOptionals(schema, value) && validator.Check(value)) return { value };
       return { error: validator.Errors(value) };
@@ -52,27 +53,28 @@ export function requestValidator(options: {
 /** How a number is written in a query string, a path or a header: decimal digits, no exponent. */
 const NUMBER_TEXT = { integer: /^-?\d+$/, number: /^-?\d+(\.\d+)?$/ } as const;
 
+/** The top-level properties of a query string, path or header schema that hold numbers. */
+function numberFields(schema: TSchema): [name: string, text: RegExp][] {
+  const properties = (schema as { properties?: Record<string, TSchema> }).properties ?? {};
+  return Object.entries(properties).flatMap(([name, property]): [string, RegExp][] => {
+    const type = (property as { type?: unknown }).type;
+    return type === 'integer' || type === 'number' ? [[name, NUMBER_TEXT[type]]] : [];
+  });
+}
+
 /**
  * Reads the numbers and booleans a query string, path or header schema declares from their text.
  * A number is read only from plain decimal text: TypeBox alone reads `1.5` as the integer 1 and
  * `0x2` as 2, so such text is left as it came and fails its schema.
  */
-function fromText(schema: TSchema, input: unknown): unknown {
+function fromText(schema: TSchema, numbers: [name: string, text: RegExp][], input: unknown): unknown {
+  if (numbers.length === 0 || !isRecord(input)) return Value.Convert(schema, input);
   // Convert changes its input in place.
-  const texts = isRecord(input) ? { ...input } : undefined;
+  const texts = numbers.map(([name, text]) => [name, input[name], text] as const);
   const value = Value.Convert(schema, input);
-  const properties = (schema as { properties?: Record<string, TSchema> }).properties;
-  if (!properties || !texts || !isRecord(value)) return value;
-  for (const [name, property] of Object.entries(properties)) {
-    const type = (property as { type?: unknown }).type;
-    const text = texts[name];
-    if (
-      (type === 'integer' || type === 'number') &&
-      typeof text === 'string' &&
-      !NUMBER_TEXT[type].test(text)
-    ) {
-      value[name] = text;
-    }
+  if (!isRecord(value)) return value;
+  for (const [name, given, text] of texts) {
+    if (typeof given === 'string' && !text.test(given)) value[name] = given;
   }
   return value;
 }

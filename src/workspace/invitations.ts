@@ -1,11 +1,10 @@
-import type { ExpressionBuilder } from 'kysely';
 import { type AuditSource, recordAuditEvent } from '../audit/index.ts';
-import type { Database, Db, Tx } from '../db/schema.ts';
+import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { HOUR_MS } from '../shared/clock.ts';
 import { newId, sha256Hex } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
-import { releaseFormerAddress } from './member-addresses.ts';
+import { releaseFormerAddress, sameAddress } from './member-addresses.ts';
 import { type Invitee, sendInvitation } from './send-invitation.ts';
 import { getWorkspace, type Workspace, type WorkspaceContext } from './service.ts';
 import type { MemberRole } from './workspace.table.ts';
@@ -79,7 +78,8 @@ export type AcceptError = 'not_found' | Exclude<InvitationStatus, 'pending'>;
  * accepts exactly one changes the row), then the account becomes a member with the invited role
  * (an existing membership of the address from before accounts is attached to the account), and
  * the audit log says who accepted. An account already in the workspace stays as it is, with its
- * role: an invitation never makes a second membership, nor gives back a role taken away. In the caller's transaction, so whatever else it does (creating the account)
+ * role: an invitation never makes a second membership, nor gives back a role taken away. In the
+ * caller's transaction, so whatever else it does (creating the account)
  * commits with it or not at all.
  */
 export async function acceptInvitation(
@@ -195,13 +195,6 @@ export async function resendInvitation(
     });
     return ok({ email: row.email });
   });
-}
-
-/** A filter on the `email` of invitations or members: the same address, compared without case. */
-export function sameAddress(email: string) {
-  const key = email.trim().toLowerCase();
-  return <T extends 'workspace_invitations' | 'workspace_members'>(eb: ExpressionBuilder<Database, T>) =>
-    eb(eb.fn<string>('lower', [eb.ref('email')]), '=', key);
 }
 
 /**

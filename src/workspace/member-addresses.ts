@@ -1,5 +1,12 @@
-import { type RawBuilder, sql } from 'kysely';
-import type { Db, Tx } from '../db/schema.ts';
+import { type ExpressionBuilder, type RawBuilder, sql } from 'kysely';
+import type { Database, Db, Tx } from '../db/schema.ts';
+
+/** A filter on the `email` of invitations or members: the same address, compared without case. */
+export function sameAddress(email: string) {
+  const key = email.trim().toLowerCase();
+  return <T extends 'workspace_invitations' | 'workspace_members'>(eb: ExpressionBuilder<Database, T>) =>
+    eb(eb.fn<string>('lower', [eb.ref('email')]), '=', key);
+}
 
 /**
  * A workspace's members with the address their account has now, not the one they joined with:
@@ -44,7 +51,7 @@ export async function releaseFormerAddress(trx: Tx, workspaceId: string, email: 
         eb.selectFrom('users').select('users.email').whereRef('users.id', '=', 'workspace_members.user_id'),
     })
     .where('workspace_id', '=', workspaceId)
-    .where(sql<boolean>`lower(email) = ${email.trim().toLowerCase()}`)
+    .where(sameAddress(email))
     .where('user_id', 'is not', null)
     .where((eb) =>
       eb.exists(
@@ -82,7 +89,7 @@ export async function memberAddressChanged(trx: Tx, userId: string, newEmail: st
   const holders = await trx
     .selectFrom('workspace_members')
     .select('workspace_id')
-    .where(sql<boolean>`lower(email) = ${newEmail.trim().toLowerCase()}`)
+    .where(sameAddress(newEmail))
     .where('user_id', '<>', userId)
     .execute();
   for (const { workspace_id } of holders) await releaseFormerAddress(trx, workspace_id, newEmail);

@@ -5,8 +5,8 @@ import { inTransaction } from '../db/transaction.ts';
 import { isEmailAddress } from '../shared/email.ts';
 import { err, ok, type Result } from '../shared/result.ts';
 import { isStorableText } from '../shared/text.ts';
-import { invitationStatus, reissueInvitation, sameAddress } from './invitations.ts';
-import { isMemberAddress, membersWithAddress } from './member-addresses.ts';
+import { invitationStatus, reissueInvitation } from './invitations.ts';
+import { isMemberAddress, membersWithAddress, sameAddress } from './member-addresses.ts';
 import { getWorkspace, type Workspace, type WorkspaceContext } from './service.ts';
 import type { MemberRole } from './workspace.table.ts';
 
