@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isStorableText } from '../shared/text.ts';
+import { isMachinePath } from './machine-paths.ts';
 
 /** Form posts are small: names, addresses, passwords. */
 const FORM_BODY_LIMIT_BYTES = 16 * 1024;
@@ -68,28 +69,34 @@ export function isDisplayName(value: string): boolean {
   return isStorable(value) && !DIRECTION_CONTROLS.test(value);
 }
 
+/** Any origin will do as the base: only whether the resolved URL keeps it matters. */
+const NEXT_BASE = 'http://app.invalid';
+
 /**
- * Where to go after signing in or out: only a path on this site (`/w/...`), never another origin
- * (`//evil.example`, `/\evil.example`, `https://...`); anything else, a repeated `next` (an
- * array) included, is the default.
+ * Where to go after signing in or out: a page of this site, judged on the URL a browser would
+ * resolve it to, since dot segments (`/w/../..//evil.example`, `/%2e%2e//evil.example`) turn a
+ * path that starts well into `//evil.example`, which browsers read as another host. Anything that
+ * leaves the origin, resolves to a network-path (`//`), holds a backslash or a control character,
+ * or names a machine surface (`/api/...`) is the default; so is a repeated `next` (an array).
  */
 export function safeNextPath(next: unknown, fallback: string): string {
-  if (
-    typeof next !== 'string' ||
-    !next ||
-    next.length > 512 ||
-    !next.startsWith('/') ||
-    next.startsWith('//') ||
-    next.startsWith('/\\')
-  ) {
-    return fallback;
-  }
-  if ([...next].some((ch) => ch === '\\' || ch < ' ' || ch === '\u007f')) return fallback;
+  if (typeof next !== 'string' || !next.startsWith('/') || next.length > 512) return fallback;
+  if (!isPlainPathText(next)) return fallback;
+  let resolved: URL;
   try {
-    const resolved = new URL(next, 'http://app.invalid');
-    if (resolved.origin !== 'http://app.invalid') return fallback;
-    return `${resolved.pathname}${resolved.search}`;
+    resolved = new URL(next, NEXT_BASE);
   } catch {
     return fallback;
   }
+  const target = `${resolved.pathname}${resolved.search}`;
+  if (resolved.origin !== NEXT_BASE || !isPlainPathText(target) || isMachinePath(resolved.pathname)) {
+    return fallback;
+  }
+  return target;
+}
+
+/** A path a browser cannot read as another host: one leading slash, no backslash, no control. */
+function isPlainPathText(path: string): boolean {
+  if (!path.startsWith('/') || path.startsWith('//')) return false;
+  return ![...path].some((ch) => ch === '\\' || ch < ' ' || ch === '\u007f');
 }

@@ -392,3 +392,43 @@ export function multipartShapes(): MultipartShape[] {
     shape('a file of NUL bytes', part(file('file', 'a.pdf'), '\u0000'.repeat(100)) + end),
   ];
 }
+
+/**
+ * `next` values that try to send a person off the site after signing in or out: dot segments that
+ * resolve to a network-path, encoded dots and slashes, backslashes, tabs and newlines, userinfo,
+ * schemes, and padding that pushes past the length bound.
+ */
+export const HOSTILE_REDIRECTS: readonly string[] = [
+  '//evil.example/phish',
+  '///evil.example',
+  '/w/../..//evil.example/phish',
+  '/..//evil.example/',
+  '/.//evil.example',
+  '/%2e%2e//evil.example/',
+  '/%2E%2E//evil.example/',
+  '/w/%2e%2e/%2e%2e//evil.example',
+  '/./..//evil.example',
+  '/w/..//..//evil.example',
+  '/\\evil.example',
+  '/\\/evil.example',
+  '\\\\evil.example',
+  '/..\\evil.example',
+  '/\t/evil.example',
+  '/\n/evil.example',
+  '/\r\n/evil.example',
+  '/%09/evil.example',
+  '/ /evil.example',
+  '/\u3000/evil.example',
+  '//evil.example@svc.test/',
+  '/@evil.example',
+  'https://evil.example/',
+  'https:evil.example',
+  'HTTPS://evil.example',
+  '//evil.example:443/',
+  'javascript:alert(1)',
+  'jAvAsCrIpT:alert(1)',
+  'data:text/html,<script>alert(1)</script>',
+  '/w\u0000//evil.example',
+  `/${'a/'.repeat(300)}`,
+  '',
+];

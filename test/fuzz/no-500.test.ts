@@ -12,12 +12,14 @@ import { testDialect } from '../helpers/database.ts';
 import { challengeParams } from '../helpers/mpp.ts';
 import { API_VERSION, mintToken, SANDBOX_KEY } from '../helpers/purchase.ts';
 import { startTestRuntime, type TestRuntime } from '../helpers/runtime.ts';
+import { acceptAsNewAccount, startAppFixture, webClient } from '../helpers/web.ts';
 import {
   HOSTILE_CONTENT_TYPES,
   HOSTILE_CURSOR_POSITIONS,
   HOSTILE_HEADERS,
   HOSTILE_PATH_VALUES,
   HOSTILE_QUERIES,
+  HOSTILE_REDIRECTS,
   HOSTILE_URL_CHANGES,
   HOSTILE_VALUES,
   hostileBodies,
@@ -487,5 +489,39 @@ describe(`hostile input on every route on ${testDialect}`, () => {
       `seed ${SEED}: ${requests.length} requests to ${routes.size} routes in ${seconds} s; statuses ${seen.join(', ')}`,
     );
     assert.deepEqual(failures, [], `seed ${SEED}`);
+  });
+});
+
+describe(`hostile return addresses on ${testDialect}`, () => {
+  it('never sends a person off the site after signing in or out', async (t) => {
+    const fixture = await startAppFixture(t);
+    const { invitationPath } = await fixture.provision({ email: 'owner@example.com' });
+    const password = 'correct horse battery staple';
+    const signedIn = await acceptAsNewAccount(fixture.runtime.app, invitationPath, password);
+    const origin = 'http://svc.test';
+    const failures: string[] = [];
+    const check = (answer: { status: number; location?: string }, how: string, next: string) => {
+      if (answer.status !== 303 || answer.location === undefined) {
+        failures.push(`${how} ${JSON.stringify(next)}: ${answer.status}, no redirect`);
+        return;
+      }
+      const target = new URL(answer.location, `${origin}/w/x/`);
+      if (target.origin !== origin || !answer.location.startsWith('/') || answer.location.startsWith('//'))
+        failures.push(`${how} ${JSON.stringify(next)} -> ${answer.location}`);
+    };
+    for (const next of HOSTILE_REDIRECTS) {
+      check(await signedIn.get(`/sign-in?next=${encodeURIComponent(next)}`), 'GET /sign-in', next);
+      const guest = webClient(fixture.runtime.app);
+      await guest.get('/sign-in');
+      check(
+        await guest.post('/sign-in', { email: 'owner@example.com', password, next }),
+        'POST /sign-in',
+        next,
+      );
+      // The signed-in session has a token of its own: read it from a page before signing out.
+      await guest.get('/legal/terms');
+      check(await guest.post('/sign-out', { next }), 'POST /sign-out', next);
+    }
+    assert.deepEqual(failures, []);
   });
 });
