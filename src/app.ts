@@ -120,6 +120,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     config: deps.config,
     webhookTargets: deps.webhookTargets,
     billing: deps.billing,
+    orderLinks: deps.checkout.purchases.orderLinks,
   });
   if (deps.mailTransport.kind === 'dev-mailbox' && deps.config.env !== 'production') {
     registerDevMailboxRoutes(app, deps.database.db);

@@ -20,7 +20,7 @@ import { migrateToLatest } from './db/migrate.ts';
 import type { Db } from './db/schema.ts';
 import { inTransaction } from './db/transaction.ts';
 import { listDevMailbox } from './mail/index.ts';
-import { getOrder, listOrders, type Order } from './purchase/index.ts';
+import { createOrderLinks, getOrder, listOrders, loadOrderLinkSecret, type Order } from './purchase/index.ts';
 import { systemClock } from './shared/clock.ts';
 import { isEmailAddress } from './shared/email.ts';
 import { newId } from './shared/ids.ts';
@@ -142,7 +142,7 @@ async function run(argv: string[]): Promise<void> {
       return;
     }
     if (group === 'orders' && (action === 'list' || action === 'show')) {
-      await lookUpOrders(database.db, action, rest);
+      await lookUpOrders(database.db, config, action, rest);
       return;
     }
     if (group === 'api-keys') {
@@ -337,7 +337,7 @@ function workspaceReport(w: WorkspaceDetails): string {
   ].join('\n');
 }
 
-async function lookUpOrders(db: Db, action: 'list' | 'show', args: string[]): Promise<void> {
+async function lookUpOrders(db: Db, config: Config, action: 'list' | 'show', args: string[]): Promise<void> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: LOOKUP_OPTIONS });
   if (action === 'list') {
     const orders = await listOrders(db, { limit: parseLimit(values.limit), workspaceId: values.workspace });
@@ -353,7 +353,9 @@ async function lookUpOrders(db: Db, action: 'list' | 'show', args: string[]): Pr
       `${orderId} names a term given with workspaces create, not a paid order; see workspaces show`,
     );
   if (!order) throw new Refusal(`no order ${orderId}`);
-  console.log(values.json ? JSON.stringify(order, null, 2) : orderReport(order));
+  const secret = await loadOrderLinkSecret(db, config.orderLinkSecret, systemClock.now().getTime());
+  const pageUrl = createOrderLinks(config.baseUrl, secret).url(order.id);
+  console.log(values.json ? JSON.stringify({ ...order, pageUrl }, null, 2) : orderReport(order, pageUrl));
 }
 
 function ordersTable(orders: Order[]): string {
@@ -370,7 +372,7 @@ function ordersTable(orders: Order[]): string {
   );
 }
 
-function orderReport(o: Order): string {
+function orderReport(o: Order, pageUrl: string): string {
   return [
     `order           ${o.id}`,
     `created         ${timestamp(o.createdAt)}`,
@@ -381,6 +383,7 @@ function orderReport(o: Order): string {
     `payment intent  ${o.paymentIntentId}`,
     `workspace       ${o.workspaceId}`,
     `term            ${timestamp(o.termStartsAt)} to ${timestamp(o.termEndsAt)}`,
+    `order page      ${pageUrl}`,
   ].join('\n');
 }
 

@@ -66,6 +66,11 @@ export interface Config {
   redis: RedisConfig | undefined;
   /** MPP challenge HMAC secret (generated once and kept in the database when unset) and realm. */
   mpp: { secret: string | undefined; realm: string };
+  /**
+   * The HMAC key of the order pages' links (ORDER_LINK_SECRET); unset, one generated once and kept
+   * in the database, which then holds all a reader needs to open every order page.
+   */
+  orderLinkSecret: string | undefined;
   /** The workspace REST API: requests per window per client IP and per API key, evidence upload size. */
   api: { perIpMax: number; perKeyMax: number; evidenceMaxBytes: number };
   /** Development only: webhook targets on loopback (http://127.0.0.1:...) are accepted. */
@@ -219,12 +224,13 @@ function readRedis(env: Env): RedisConfig | undefined {
   };
 }
 
-function readMppSecret(env: Env): string | undefined {
-  const secret = env.MPP_SECRET;
+/** A secret every instance shares: at least 32 bytes, or undefined to use one generated into the database. */
+function readSharedSecret(env: Env, name: string): string | undefined {
+  const secret = env[name];
   if (secret === undefined || secret === '') return undefined;
   if (Buffer.byteLength(secret, 'utf8') < 32) {
     throw new ConfigError(
-      'MPP_SECRET',
+      name,
       'at least 32 bytes, e.g. the output of openssl rand -base64 32',
       '<redacted>',
     );
@@ -242,6 +248,8 @@ const REQUIRED_IN_PRODUCTION: Record<string, string> = {
   BASE_URL: "set in production to the service's public URL, or links point to localhost",
   MPP_SECRET:
     'set in production to at least 32 random bytes shared by every instance (openssl rand -base64 32)',
+  ORDER_LINK_SECRET:
+    'set in production to at least 32 random bytes shared by every instance (openssl rand -base64 32), so the database alone opens no order page',
   PSP_WEBHOOK_SECRET:
     "set in production to the signing secret (whsec_...) of the provider's webhook endpoint for /psp/events",
 };
@@ -318,7 +326,8 @@ export function loadConfig(env: Env = process.env): Config {
     },
     trustProxy: readChoice(env, 'TRUST_PROXY', ['true', 'false'], 'false') === 'true',
     redis: readRedis(env),
-    mpp: { secret: readMppSecret(env), realm: env.MPP_REALM || new URL(baseUrl).hostname },
+    orderLinkSecret: readSharedSecret(env, 'ORDER_LINK_SECRET'),
+    mpp: { secret: readSharedSecret(env, 'MPP_SECRET'), realm: env.MPP_REALM || new URL(baseUrl).hostname },
     api: {
       perIpMax: readInteger(env, 'API_RATE_LIMIT_PER_IP', 1200, 1, 1_000_000_000),
       perKeyMax: readInteger(env, 'API_RATE_LIMIT_PER_KEY', 1200, 1, 1_000_000_000),

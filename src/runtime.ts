@@ -27,7 +27,13 @@ import {
   sendMailJob,
 } from './mail/index.ts';
 import { createStripeAdapter, type PaymentProvider } from './psp/index.ts';
-import { type Failpoints, type PurchaseDeps, recoverUnfinishedPurchases } from './purchase/index.ts';
+import {
+  createOrderLinks,
+  type Failpoints,
+  loadOrderLinkSecret,
+  type PurchaseDeps,
+  recoverUnfinishedPurchases,
+} from './purchase/index.ts';
 import { type Clock, DAY_MS, MINUTE_MS, systemClock } from './shared/clock.ts';
 import { createFileStore, type FileStore } from './storage/index.ts';
 import {
@@ -122,11 +128,17 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     (config.smtpUrl ? createSmtpTransport(config.smtpUrl) : createDevMailboxTransport(database.db, clock));
 
   const logger = loggerFrom(options.logger);
+  const orderLinkSecret = await loadOrderLinkSecret(
+    database.db,
+    config.orderLinkSecret,
+    clock.now().getTime(),
+  );
   const purchases: PurchaseDeps = {
     db: database.db,
     clock,
     psp: options.paymentProvider ?? paymentProviderFor(config),
     baseUrl: config.baseUrl,
+    orderLinks: createOrderLinks(config.baseUrl, orderLinkSecret),
     logger,
     failpoints: options.failpoints,
   };

@@ -14,6 +14,7 @@ const PRODUCTION = {
   SMTP_URL: 'smtp://mailer:secret@mail.example.com:587',
   BASE_URL: 'https://svc.example.com',
   MPP_SECRET: 'an-mpp-secret-of-at-least-32-bytes!',
+  ORDER_LINK_SECRET: 'an-order-link-secret-of-32-bytes-or-more',
   PSP_WEBHOOK_SECRET: 'whsec_production',
 };
 
@@ -133,12 +134,13 @@ describe('configuration', () => {
     });
   }
 
-  it('runs in production once the provider key, SMTP, the public URL and the MPP secret are set', () => {
+  it('runs in production once the provider key, SMTP, the public URL and the shared secrets are set', () => {
     const config = loadConfig(PRODUCTION);
     assert.equal(config.psp.kind, 'remote');
     assert.equal(config.smtpUrl, PRODUCTION.SMTP_URL);
     assert.equal(config.baseUrl, PRODUCTION.BASE_URL);
     assert.equal(config.mpp.secret, PRODUCTION.MPP_SECRET);
+    assert.equal(config.orderLinkSecret, PRODUCTION.ORDER_LINK_SECRET);
     assert.equal(config.psp.webhookSecret, PRODUCTION.PSP_WEBHOOK_SECRET);
   });
 
@@ -152,6 +154,7 @@ describe('configuration', () => {
           'Configuration error: SMTP_URL must be set in production to an smtp:// or smtps:// URL, or email stays in the dev mailbox (it is not set).',
           "Configuration error: BASE_URL must be set in production to the service's public URL, or links point to localhost (it is not set).",
           'Configuration error: MPP_SECRET must be set in production to at least 32 random bytes shared by every instance (openssl rand -base64 32) (it is not set).',
+          'Configuration error: ORDER_LINK_SECRET must be set in production to at least 32 random bytes shared by every instance (openssl rand -base64 32), so the database alone opens no order page (it is not set).',
           "Configuration error: PSP_WEBHOOK_SECRET must be set in production to the signing secret (whsec_...) of the provider's webhook endpoint for /psp/events (it is not set).",
         ]);
         return true;
@@ -162,6 +165,7 @@ describe('configuration', () => {
       'SMTP_URL',
       'BASE_URL',
       'MPP_SECRET',
+      'ORDER_LINK_SECRET',
       'PSP_WEBHOOK_SECRET',
     ] as const) {
       assert.throws(
@@ -233,7 +237,7 @@ describe('configuration', () => {
         .trim()
         .split('\n')
         .map((line) => line.replace(/ must .*/, '')),
-      ['PSP_SECRET_KEY', 'SMTP_URL', 'MPP_SECRET', 'PSP_WEBHOOK_SECRET'].map(
+      ['PSP_SECRET_KEY', 'SMTP_URL', 'MPP_SECRET', 'ORDER_LINK_SECRET', 'PSP_WEBHOOK_SECRET'].map(
         (variable) => `Configuration error: ${variable}`,
       ),
     );

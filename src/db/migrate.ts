@@ -19,6 +19,7 @@ import * as billingCheckouts from './migrations/0016_billing_checkouts.ts';
 import * as jobFairness from './migrations/0017_job_fairness.ts';
 import * as controlsVersions from './migrations/0018_controls_versions.ts';
 import * as storedFiles from './migrations/0020_stored_files.ts';
+import * as orderPageKeyHashes from './migrations/0021_order_page_key_hashes.ts';
 
 /** The one ordered set of migrations, for both dialects. Append only; never edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -41,6 +42,7 @@ export const migrations: Record<string, Migration> = {
   '0017_job_fairness': jobFairness,
   '0018_controls_versions': controlsVersions,
   '0020_stored_files': storedFiles,
+  '0021_order_page_key_hashes': orderPageKeyHashes,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema

@@ -25,7 +25,7 @@ import type {
 import type { IdempotencyKeysTable } from '../idempotency/idempotency.table.ts';
 import type { JobKeyHoldsTable, JobsTable } from '../jobs/jobs.table.ts';
 import type { DevMailboxTable, MailMessagesTable } from '../mail/mail.table.ts';
-import type { OrdersTable, PaymentAttemptsTable } from '../purchase/purchase.table.ts';
+import type { OrdersTable, PaymentAttemptsTable, PurchaseSecretsTable } from '../purchase/purchase.table.ts';
 import type { StoredFileChunksTable, StoredFilesTable } from '../storage/storage.table.ts';
 import type {
   WebhookAttemptsTable,
@@ -54,6 +54,7 @@ export interface Database {
   workspace_invitations: WorkspaceInvitationsTable;
   payment_attempts: PaymentAttemptsTable;
   orders: OrdersTable;
+  purchase_secrets: PurchaseSecretsTable;
   idempotency_keys: IdempotencyKeysTable;
   checkout_sessions: CheckoutSessionsTable;
   mpp_challenge_claims: MppChallengeClaimsTable;

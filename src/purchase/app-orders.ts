@@ -1,10 +1,10 @@
 import type { Tx } from '../db/schema.ts';
-import { newId, newSecret, sha256Hex } from '../shared/ids.ts';
+import { newId, sha256Hex } from '../shared/ids.ts';
 import { insertOrder } from './attempts.ts';
 import { type Order, toOrder } from './pipeline.ts';
 
 /** A payment the provider's hosted checkout already took, for a term of an existing workspace. */
-export type PaidAppOrder = Omit<Order, 'id' | 'channel' | 'createdAt' | 'pageKey'> & {
+export type PaidAppOrder = Omit<Order, 'id' | 'channel' | 'createdAt'> & {
   orderId: string;
   /** The provider's checkout id: one order per checkout (the attempt's key). */
   checkoutId: string;
@@ -64,7 +64,7 @@ export async function recordPaidAppOrder(trx: Tx, input: PaidAppOrder): Promise<
     workspace_id: input.workspaceId,
     term_starts_at: input.termStartsAt.getTime(),
     term_ends_at: input.termEndsAt.getTime(),
-    page_key: newSecret(''),
+    page_key_hash: null,
     created_at: at,
   };
   await insertOrder(trx, row);

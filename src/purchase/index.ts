@@ -6,7 +6,7 @@ export {
   noFailpoints,
   SimulatedCrash,
 } from './failpoints.ts';
-export { findOrderByPageLink, orderPageUrl } from './order-page.ts';
+export { createOrderLinks, findOrderByPageLink, loadOrderLinkSecret, type OrderLinks } from './order-page.ts';
 export { listOrders } from './orders.ts';
 export {
   type AttemptState,

@@ -1,24 +1,75 @@
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { Db } from '../db/schema.ts';
 import { constantTimeEqual } from '../shared/ids.ts';
 import { findOrder } from './attempts.ts';
 import { type Order, toOrder } from './pipeline.ts';
 
-/** 32 random bytes in base64url. */
+/** 32 bytes in base64url: the shape of every order page key. */
 const PAGE_KEY_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+const LINK_SECRET_NAME = 'order_page_links';
 
 /**
- * The order page's link, the one the checkout channels publish: the order id names the order,
- * the 256-bit key is what lets its holder see it. The key is republished on every read of a
- * completed checkout, so it is kept (not only its hash) next to the order it protects.
+ * The order page's links, the ones the checkout channels publish (`/orders/{id}?key=...`). The key
+ * is an HMAC of the order id under a secret held apart from the orders, so the key can be
+ * published again on every read of a completed checkout while the database keeps nothing that
+ * opens a page: a reader of the orders table cannot make a link.
  */
-export function orderPageUrl(baseUrl: string, order: Pick<Order, 'id' | 'pageKey'>): string {
-  return `${baseUrl}/orders/${encodeURIComponent(order.id)}?key=${order.pageKey}`;
+export interface OrderLinks {
+  url(orderId: string): string;
+  /** Whether `key` opens the page of `orderId` (compared in constant time). */
+  opens(orderId: string, key: string): boolean;
 }
 
-/** The order the link names, or undefined for an unknown order or a wrong key (compared in constant time). */
-export async function findOrderByPageLink(db: Db, orderId: string, key: string): Promise<Order | undefined> {
+export function createOrderLinks(baseUrl: string, secret: string): OrderLinks {
+  const keyOf = (orderId: string) =>
+    createHmac('sha256', secret).update(`order-page:${orderId}`).digest('base64url');
+  return {
+    url: (orderId) => `${baseUrl}/orders/${encodeURIComponent(orderId)}?key=${keyOf(orderId)}`,
+    opens: (orderId, key) => constantTimeEqual(keyOf(orderId), key),
+  };
+}
+
+/**
+ * The secret of the order links: ORDER_LINK_SECRET when the operator sets it (kept out of the
+ * database), otherwise one generated once into the database so that every instance agrees.
+ */
+export async function loadOrderLinkSecret(
+  db: Db,
+  configured: string | undefined,
+  now: number,
+): Promise<string> {
+  if (configured !== undefined) return configured;
+  await db
+    .insertInto('purchase_secrets')
+    .values({ name: LINK_SECRET_NAME, secret: randomBytes(32).toString('base64url'), created_at: now })
+    .onConflict((oc) => oc.column('name').doNothing())
+    .execute();
+  const row = await db
+    .selectFrom('purchase_secrets')
+    .select('secret')
+    .where('name', '=', LINK_SECRET_NAME)
+    .executeTakeFirstOrThrow();
+  return row.secret;
+}
+
+/** SHA-256 of a page key, as kept for the links published before keys were derived. */
+function pageKeyHash(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+/**
+ * The order the link names, or undefined for an unknown order or a wrong key: the derived key, or
+ * for an order from before keys were derived, the key whose hash it keeps.
+ */
+export async function findOrderByPageLink(
+  db: Db,
+  links: OrderLinks,
+  orderId: string,
+  key: string,
+): Promise<Order | undefined> {
   if (!PAGE_KEY_PATTERN.test(key) || orderId.length > 100) return undefined;
   const row = await findOrder(db, orderId);
-  if (!row || !constantTimeEqual(row.page_key, key)) return undefined;
-  return toOrder(row);
+  if (!row) return undefined;
+  const legacy = row.page_key_hash !== null && constantTimeEqual(row.page_key_hash, pageKeyHash(key));
+  return links.opens(row.id, key) || legacy ? toOrder(row) : undefined;
 }

@@ -3,7 +3,7 @@ import type { Db } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import type { PaymentProvider } from '../psp/index.ts';
 import { type Clock, HOUR_MS } from '../shared/clock.ts';
-import { newSecret, sha256Hex } from '../shared/ids.ts';
+import { sha256Hex } from '../shared/ids.ts';
 import { provisionWorkspace } from '../workspace/index.ts';
 import {
   type Attempt,
@@ -19,6 +19,7 @@ import {
   updatePendingAttempt,
 } from './attempts.ts';
 import { type Failpoints, noFailpoints, SimulatedCrash } from './failpoints.ts';
+import type { OrderLinks } from './order-page.ts';
 import type { AttemptStatus } from './purchase.table.ts';
 
 /**
@@ -40,6 +41,8 @@ export interface PurchaseDeps {
   clock: Clock;
   psp: PaymentProvider;
   baseUrl: string;
+  /** The order page's links, which the channels publish with every completed purchase. */
+  orderLinks: OrderLinks;
   logger: PurchaseLogger;
   failpoints?: Failpoints;
   /** How long one request may hold an attempt while it calls the provider (SDK timeout x retries). */
@@ -76,8 +79,6 @@ export interface Order {
   termStartsAt: Date;
   termEndsAt: Date;
   createdAt: Date;
-  /** The secret of the order page's link: only for `orderPageUrl`, never for logs. */
-  pageKey: string;
 }
 
 /** Every way a purchase can end; channels translate these into their wire formats. */
@@ -382,8 +383,7 @@ async function provision(deps: PurchaseDeps, attempt: Attempt): Promise<Purchase
         workspace_id: workspace.id,
         term_starts_at: term.startsAt.getTime(),
         term_ends_at: term.endsAt.getTime(),
-        // The order page's secret (see order-page.ts): 256 random bits.
-        page_key: newSecret(''),
+        page_key_hash: null,
         created_at: now,
       };
       await insertOrder(trx, order);
@@ -447,7 +447,6 @@ export function toOrder(row: OrderRow): Order {
     termStartsAt: new Date(row.term_starts_at),
     termEndsAt: new Date(row.term_ends_at),
     createdAt: new Date(row.created_at),
-    pageKey: row.page_key,
   };
 }
 

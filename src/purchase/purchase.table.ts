@@ -58,7 +58,14 @@ export interface OrdersTable {
   workspace_id: string;
   term_starts_at: number;
   term_ends_at: number;
-  /** The secret part of the order page's link (256 bits, base64url); see order-page.ts. */
-  page_key: string;
+  /** SHA-256 (hex) of the page key of a link published before keys were derived; see order-page.ts. */
+  page_key_hash: string | null;
+  created_at: number;
+}
+
+/** Secrets of the purchase module that every instance shares (the order links' HMAC key). */
+export interface PurchaseSecretsTable {
+  name: string;
+  secret: string;
   created_at: number;
 }

@@ -1,6 +1,7 @@
 import type { BillingDeps } from '../billing/index.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/schema.ts';
+import type { OrderLinks } from '../purchase/index.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { TargetPolicy } from '../webhooks/index.ts';
 
@@ -12,6 +13,8 @@ export interface WebDeps {
   webhookTargets: TargetPolicy;
   /** The Billing page starts hosted checkouts and settles them on return. */
   billing: BillingDeps;
+  /** Opens the order pages whose links the checkouts publish. */
+  orderLinks: OrderLinks;
 }
 
 /** Local development runs on plain http; everywhere else cookies are Secure and `__Host-` prefixed. */

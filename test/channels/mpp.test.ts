@@ -141,6 +141,7 @@ describe(`MPP channel on ${testDialect}`, () => {
         message: 'string',
       },
     );
+    assert.match(result.message, /^Paid\. A Pro workspace was created;/);
     const [intent] = fixture.sandbox.state.listPaymentIntents();
     assert.equal(intent?.amount, 29900);
     const receipt = Receipt.deserialize(String(paid.headers.get('payment-receipt')));
@@ -155,6 +156,8 @@ describe(`MPP channel on ${testDialect}`, () => {
     assert.equal(invitation?.to && 'text' in invitation.to ? invitation.to.text : '', BUYER.buyer.email);
     const counts = await fixture.counts();
     assert.deepEqual([counts.succeeded, counts.orders, counts.workspaces], [1, 1, 1]);
+    const enterprise = await readResult((await payOnce(fixture, 'svc-enterprise-monthly')).paid);
+    assert.match(enterprise.message, /^Paid\. An Enterprise workspace was created;/);
   });
 
   it('repeats the identical request with the same result and receipt; another token on the challenge is refused', async (t) => {

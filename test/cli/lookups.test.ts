@@ -174,6 +174,9 @@ describe(`an operator finds workspaces and orders with the CLI on ${testDialect}
     assert.match(order.stdout, /^amount {10}3099\.00 USD$/m);
     assert.match(order.stdout, /^buyer {11}Late@Example\.com$/m);
     assert.match(order.stdout, new RegExp(`^payment intent  ${expired.paymentIntentId}$`, 'm'));
+    const pageUrl = new URL(/^order page {6}(\S+)$/m.exec(order.stdout)?.[1] ?? '');
+    const page = await fixture.runtime.app.inject(`${pageUrl.pathname}${pageUrl.search}`);
+    assert.equal(page.statusCode, 200, 'the link an operator hands the buyer opens the order page');
 
     const unknown = await svc('orders', 'show', 'ord_unknown');
     assert.deepEqual([unknown.code, unknown.stderr], [1, 'no order ord_unknown\n']);

@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import annexA from '../../src/compliance/iso27001-2022-annex-a.json' with { type: 'json' };
 import { openDatabase } from '../../src/db/database.ts';
 import { migrateToLatest, migrations, pendingMigrations } from '../../src/db/migrate.ts';
 import { inTransaction } from '../../src/db/transaction.ts';
+import { createOrderLinks, findOrderByPageLink } from '../../src/purchase/index.ts';
 import { newId } from '../../src/shared/ids.ts';
 import { createTestDatabase, testDialect } from '../helpers/database.ts';
 
@@ -83,6 +85,67 @@ describe(`migrations on ${testDialect}`, () => {
         `seeded at ${time}, migrated ${migratedFrom}..${migratedTo}`,
       );
     }
+  });
+});
+
+describe(`order page keys on ${testDialect}`, () => {
+  it('are kept only as hashes after the migration, and the links published before still open', async (t) => {
+    const database = await createTestDatabase({ migrate: false });
+    t.after(() => database.close());
+    const names = Object.keys(migrations);
+    for (const name of names.slice(0, names.indexOf('0021_order_page_key_hashes')))
+      await migrations[name]?.up(database.db);
+    const publishedKey = randomBytes(32).toString('base64url');
+    // biome-ignore lint/suspicious/noExplicitAny: the schema as it was before the migration
+    const before = database.db as Kysely<any>;
+    const shared = { channel: 'acp', item_id: 'svc-pro-annual', plan: 'pro', term: 'year', amount: 29_900 };
+    await before
+      .insertInto('payment_attempts')
+      .values({
+        id: 'att_old',
+        attempt_key: 'acp:old:1',
+        ...shared,
+        currency: 'usd',
+        buyer_email: 'old@example.com',
+        token_hash: 'x',
+        order_id: 'ord_old',
+        psp_idempotency_key: 'svc_att_old',
+        status: 'completed',
+        created_at: 1,
+        updated_at: 1,
+      })
+      .execute();
+    await before
+      .insertInto('orders')
+      .values({
+        id: 'ord_old',
+        attempt_id: 'att_old',
+        ...shared,
+        currency: 'usd',
+        buyer_email: 'old@example.com',
+        payment_intent_id: 'pi_old',
+        workspace_id: 'ws_old',
+        term_starts_at: 1,
+        term_ends_at: 2,
+        page_key: publishedKey,
+        created_at: 1,
+      })
+      .execute();
+    await migrations['0021_order_page_key_hashes']?.up(database.db);
+
+    const row = await database.db
+      .selectFrom('orders')
+      .selectAll()
+      .where('id', '=', 'ord_old')
+      .executeTakeFirst();
+    assert.ok(row);
+    assert.ok(!Object.values(row).some((value) => String(value).includes(publishedKey)));
+    const links = createOrderLinks('http://svc.test', randomBytes(32).toString('base64url'));
+    assert.equal((await findOrderByPageLink(database.db, links, 'ord_old', publishedKey))?.id, 'ord_old');
+    const derived = new URL(links.url('ord_old')).searchParams.get('key') ?? '';
+    assert.equal((await findOrderByPageLink(database.db, links, 'ord_old', derived))?.id, 'ord_old');
+    const other = randomBytes(32).toString('base64url');
+    assert.equal(await findOrderByPageLink(database.db, links, 'ord_old', other), undefined);
   });
 });
 

@@ -151,6 +151,17 @@ describe(`the order page on ${testDialect}`, () => {
     );
   });
 
+  it('keeps nothing in the database that opens an order page', async (t) => {
+    const fixture = await startPurchaseFixture(t);
+    const link = new URL(await buyThroughAcp(fixture));
+    const key = link.searchParams.get('key') ?? '';
+    assert.equal((await webClient(fixture.runtime.app).get(pathOf(link.href))).status, 200);
+    const rows = await fixture.runtime.database.db.selectFrom('orders').selectAll().execute();
+    assert.equal(rows.length, 1);
+    for (const [column, value] of Object.entries(rows[0] ?? {}))
+      assert.ok(!String(value).includes(key), `orders.${column} holds the page key`);
+  });
+
   it('sends the invitation again, a few times an hour at most, and never once it is accepted', async (t) => {
     const fixture = await startPurchaseFixture(t);
     const link = new URL(await buyThroughAcp(fixture));

@@ -45,7 +45,7 @@ export type AcpScope = FastifyInstance<
 export function registerSessionRoutes(scope: AcpScope, context: ChannelContext): void {
   const deps = context.checkout;
   const idempotency = idempotencyDepsOf(context);
-  const present = createSessionPresenter(context.config);
+  const present = createSessionPresenter(context.config, context.checkout.purchases.orderLinks);
   const answer = (result: Result<CheckoutSession, CheckoutError>, successStatus = 200): StoredResponse => {
     if (result.ok) return { status: successStatus, body: present(result.value) };
     return checkoutErrorResponse(result.error);

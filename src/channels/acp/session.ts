@@ -1,7 +1,7 @@
 import { describeEntitlements, PLANS } from '../../catalog/index.ts';
 import type { CheckoutSession, SessionBuyer, SessionStatus } from '../../checkout/index.ts';
 import type { Config } from '../../config.ts';
-import { orderPageUrl } from '../../purchase/index.ts';
+import type { OrderLinks } from '../../purchase/index.ts';
 import {
   type AcpCheckoutSession,
   type AcpStatus,
@@ -24,7 +24,10 @@ export const ACP_STATUS: Readonly<Record<SessionStatus, AcpStatus>> = {
 };
 
 /** Builds the wire session from the core's; the parts that only depend on configuration are built once. */
-export function createSessionPresenter(config: Config): (session: CheckoutSession) => AcpCheckoutSession {
+export function createSessionPresenter(
+  config: Config,
+  orderLinks: OrderLinks,
+): (session: CheckoutSession) => AcpCheckoutSession {
   const handler = paymentHandler(config);
   const links: Link[] = [
     { type: 'terms_of_use', url: `${config.siteUrl}/legal/terms` },
@@ -50,7 +53,7 @@ export function createSessionPresenter(config: Config): (session: CheckoutSessio
           order: {
             id: session.order.id,
             checkout_session_id: session.id,
-            permalink_url: orderPageUrl(config.baseUrl, session.order),
+            permalink_url: orderLinks.url(session.order.id),
           },
         }
       : {}),

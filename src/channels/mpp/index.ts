@@ -90,7 +90,7 @@ export async function mppChannel(app: FastifyInstance, options: MppChannelOption
             return reply
               .header('cache-control', 'private')
               .header('payment-receipt', paymentReceipt(answer.order))
-              .send(purchaseResult(answer.order, checkout.purchases.baseUrl));
+              .send(purchaseResult(answer.order, checkout.purchases.orderLinks));
           case 'refused':
             return sendChallenge(
               request,

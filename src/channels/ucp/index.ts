@@ -196,7 +196,11 @@ async function answer(
   result: SessionResult,
   options: AnswerOptions = {},
 ): Promise<UcpReply> {
-  if (result.ok) return { status: options.status ?? 200, body: toCheckout(result.value, config) };
+  if (result.ok)
+    return {
+      status: options.status ?? 200,
+      body: toCheckout(result.value, config, deps.purchases.orderLinks),
+    };
   const error = result.error;
   switch (error.code) {
     case 'not_found':
@@ -204,7 +208,7 @@ async function answer(
     case 'not_modifiable':
       return notModifiable(error.session.status);
     case 'missing_buyer_email':
-      return { status: 200, body: toCheckout(error.session, config) };
+      return { status: 200, body: toCheckout(error.session, config, deps.purchases.orderLinks) };
     case 'busy': {
       if (!options.isUpdate || options.sessionId === undefined) return busy(error.retryAfterSeconds);
       const current = await getSession(deps, options.sessionId, 'ucp');
@@ -216,17 +220,24 @@ async function answer(
       if (status !== 'paying') return notModifiable(status);
       const message = paymentUnderWayMessage(error.retryAfterSeconds);
       const headers = { 'retry-after': String(error.retryAfterSeconds) };
-      return { status: 200, body: toCheckout(current.value, config, [message]), headers, keep: false };
+      return {
+        status: 200,
+        body: toCheckout(current.value, config, deps.purchases.orderLinks, [message]),
+        headers,
+        keep: false,
+      };
     }
     case 'conflict':
       return conflict(error.retryAfterSeconds);
     case 'payment_under_review':
-      return { status: 200, body: toCheckout(error.session, config), keep: false };
+      return { status: 200, body: toCheckout(error.session, config, deps.purchases.orderLinks), keep: false };
     default: {
       const message = requestErrorMessage(error);
       if (options.sessionId === undefined) return errorReply(400, [message]);
       const current = await getSession(deps, options.sessionId, 'ucp');
-      return current.ok ? { status: 200, body: toCheckout(current.value, config, [message]) } : notFound();
+      return current.ok
+        ? { status: 200, body: toCheckout(current.value, config, deps.purchases.orderLinks, [message]) }
+        : notFound();
     }
   }
 }

@@ -1,6 +1,6 @@
 import type { CheckoutError, CheckoutSession, SessionBuyer, SessionStatus } from '../../checkout/index.ts';
 import type { Config } from '../../config.ts';
-import { orderPageUrl } from '../../purchase/index.ts';
+import type { OrderLinks } from '../../purchase/index.ts';
 import { isEmailAddress } from '../../shared/email.ts';
 import { err, ok, type Result } from '../../shared/result.ts';
 import { EXPIRED, errorMessage } from './errors.ts';
@@ -158,6 +158,7 @@ export function paymentUnderWayMessage(retryAfterSeconds: number): UcpErrorMessa
 export function toCheckout(
   session: CheckoutSession,
   config: Config,
+  orderLinks: OrderLinks,
   extra: UcpErrorMessage[] = [],
 ): UcpCheckout {
   const { item } = session;
@@ -188,7 +189,7 @@ export function toCheckout(
     ],
     expires_at: session.expiresAt.toISOString(),
     ...(session.order
-      ? { order: { id: session.order.id, permalink_url: orderPageUrl(config.baseUrl, session.order) } }
+      ? { order: { id: session.order.id, permalink_url: orderLinks.url(session.order.id) } }
       : {}),
   };
 }

@@ -81,14 +81,14 @@ function queryKey(request: FastifyRequest): string {
 export function orderRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.get<Params>('/orders/:orderId', { onSend: keepLinkPrivate }, async (request, reply) => {
     const key = queryKey(request);
-    const order = await findOrderByPageLink(deps.db, request.params.orderId, key);
+    const order = await findOrderByPageLink(deps.db, deps.orderLinks, request.params.orderId, key);
     if (!order) return sendNotFound(request, reply);
     return orderPage(deps, request, reply, order, key);
   });
 
   app.post<Params>('/orders/:orderId/invitation', { onSend: keepLinkPrivate }, async (request, reply) => {
     const key = field(request, 'key');
-    const order = await findOrderByPageLink(deps.db, request.params.orderId, key);
+    const order = await findOrderByPageLink(deps.db, deps.orderLinks, request.params.orderId, key);
     if (!order) return sendNotFound(request, reply);
     const result = await resendPurchaseOwnerInvitation(
       deps.db,
