@@ -58,6 +58,7 @@ export const PRODUCTION_ENV = {
   PSP_SECRET_KEY: 'sk_test_bench',
   SMTP_URL: 'smtp://mail.invalid:587',
   MPP_SECRET: 'bench-mpp-secret-of-at-least-32-bytes',
+  ORDER_LINK_SECRET: 'bench-order-link-secret-of-32-bytes-or-more',
   PSP_WEBHOOK_SECRET: 'whsec_bench',
 };
 

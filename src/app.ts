@@ -20,7 +20,7 @@ import { deferredResponseSerializers } from './http/serialization.ts';
 import { requestValidator } from './http/validation.ts';
 import { type MailTransport, registerDevMailboxRoutes } from './mail/index.ts';
 import type { Clock } from './shared/clock.ts';
-import { methodNotAllowedPage, notFoundPage, unroutableUrlPage, webApp } from './web/index.ts';
+import { pagesBeforeRouting, type WebDeps, webApp } from './web/index.ts';
 import type { TargetPolicy } from './webhooks/index.ts';
 
 export interface AppDeps {
@@ -63,6 +63,15 @@ declare module 'fastify' {
 export function buildApp(deps: AppDeps): FastifyInstance {
   const deferred = new DeferredCompilation();
   const https = deps.config.baseUrl.startsWith('https:');
+  const webDeps: WebDeps = {
+    db: deps.database.db,
+    clock: deps.clock,
+    config: deps.config,
+    webhookTargets: deps.webhookTargets,
+    billing: deps.billing,
+    orderLinks: deps.checkout.purchases.orderLinks,
+  };
+  const pages = pagesBeforeRouting(webDeps);
   const app = Fastify({
     loggerInstance: deps.logger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -72,7 +81,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     trustProxy: deps.config.trustProxy,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
-    frameworkErrors: answerUnroutableUrl({ https, surfaceFor: errorSurfaceFor, page: unroutableUrlPage }),
+    frameworkErrors: answerUnroutableUrl({ https, surfaceFor: errorSurfaceFor, page: pages.unroutableUrl }),
     clientErrorHandler: clientErrorAnswer({ https }),
     schemaController: { compilersFactory: { buildSerializer: deferredResponseSerializers(deferred) } },
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -90,8 +99,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerHttpBasics(app, {
     https,
     surfaceFor: errorSurfaceFor,
-    notFoundPage,
-    methodNotAllowedPage,
+    notFoundPage: pages.notFound,
+    methodNotAllowedPage: pages.methodNotAllowed,
   });
   registerHealthRoutes(app, deps.database);
   registerDiscoveryRoutes(app, deps.config);
@@ -114,14 +123,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   registerApiDocsPage(app, API_PREFIX);
   app.register(providerEventRoutes, deps.billing);
-  app.register(webApp, {
-    db: deps.database.db,
-    clock: deps.clock,
-    config: deps.config,
-    webhookTargets: deps.webhookTargets,
-    billing: deps.billing,
-    orderLinks: deps.checkout.purchases.orderLinks,
-  });
+  app.register(webApp, webDeps);
   if (deps.mailTransport.kind === 'dev-mailbox' && deps.config.env !== 'production') {
     registerDevMailboxRoutes(app, deps.database.db);
   }

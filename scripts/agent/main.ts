@@ -19,6 +19,10 @@ const USAGE =
   '[--token <spt>] [--psp-url <url>] [--psp-key <key>] [--payment-method <pm>]';
 
 export async function main(argv: string[], io: Io): Promise<number> {
+  if (argv.some((arg) => arg === '--help' || arg === '-h') || argv[0] === 'help') {
+    io.out(USAGE);
+    return 0;
+  }
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);

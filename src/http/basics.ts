@@ -40,13 +40,13 @@ export interface HttpBasicsOptions {
   /** The error format of the surface a URL belongs to (REST problems outside the protocols). */
   surfaceFor: (url: string) => ErrorSurface;
   /** Answers an unknown path in another format (the app's HTML page for browsers), or leaves it to problem+json. */
-  notFoundPage?: (request: FastifyRequest, reply: FastifyReply) => FastifyReply | undefined;
+  notFoundPage?: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> | undefined;
   /** Likewise for a method the path does not take (a browser reopening the address of a form's answer). */
   methodNotAllowedPage?: (
     request: FastifyRequest,
     reply: FastifyReply,
     allowed: string[],
-  ) => FastifyReply | undefined;
+  ) => Promise<FastifyReply> | undefined;
 }
 
 export function registerHttpBasics(app: FastifyInstance, options: HttpBasicsOptions): void {
@@ -141,7 +141,11 @@ export function registerHttpBasics(app: FastifyInstance, options: HttpBasicsOpti
 export function answerUnroutableUrl(options: {
   https: boolean;
   surfaceFor: (url: string) => ErrorSurface;
-  page?: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => FastifyReply | undefined;
+  page?: (
+    error: FastifyError,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ) => Promise<FastifyReply> | undefined;
 }) {
   const everyResponse = headersOfEveryResponse(options.https);
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {

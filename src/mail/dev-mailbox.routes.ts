@@ -27,7 +27,7 @@ export function registerDevMailboxRoutes(app: FastifyInstance, db: Db): void {
         (m) => `<article>
 <h2>${escapeHtml(m.subject)}</h2>
 <p><small>${escapeHtml(new Date(m.received_at).toISOString())} &middot; to ${escapeHtml(m.to_address)} &middot; from ${escapeHtml(m.from_address)}</small></p>
-<pre>${escapeHtml(m.text_body)}</pre>
+<pre>${linkified(m.text_body)}</pre>
 </article>`,
       )
       .join('\n<hr>\n');
@@ -44,4 +44,16 @@ export function registerDevMailboxRoutes(app: FastifyInstance, db: Db): void {
 ${items || '<p>No messages yet.</p>'}
 </body></html>`;
   });
+}
+
+/** The body, escaped, with each http(s) URL a link (the way a mail client shows it). */
+function linkified(text: string): string {
+  return text
+    .split(/(https?:\/\/[^\s<>"]*[^\s<>".,;:!?)\]])/)
+    .map((part, index) => {
+      if (index % 2 === 0) return escapeHtml(part);
+      const url = escapeHtml(part);
+      return `<a href="${url}">${url}</a>`;
+    })
+    .join('');
 }

@@ -111,60 +111,81 @@ function answerWithErrorPage(error: FastifyError, request: FastifyRequest, reply
   );
 }
 
-/**
- * The 404 of paths no route knows: a page in the app's style for browsers asking for HTML;
- * undefined (the caller's problem+json) for API, protocol and machine paths and other clients.
- */
-export function notFoundPage(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
-  if (!wantsAppPage(request)) return undefined;
-  return sendPage(request, reply, 'not-found', { title: 'Page not found' }, 404);
+/** What the app answers before routing, for browsers; undefined leaves the answer to the caller's format. */
+export interface PagesBeforeRouting {
+  notFound(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> | undefined;
+  methodNotAllowed(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    allowed: string[],
+  ): Promise<FastifyReply> | undefined;
+  unroutableUrl(
+    error: FastifyError,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): Promise<FastifyReply> | undefined;
 }
 
 /**
- * A browser opening an address that only takes a form (a reload or a restored tab of the page a
- * form answered with, such as a new API key shown once): a page that says so, instead of the
- * problem+json other clients get; undefined for those.
+ * The app's pages for requests no route of the app takes (an unknown path, another method, a URL
+ * the router cannot read). The app's session hook never ran for them, so each loads the visit
+ * itself: a signed-in person sees their own header, not the signed-out one.
  */
-export function methodNotAllowedPage(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  allowed: string[],
-): FastifyReply | undefined {
-  if (request.method !== 'GET' || !wantsAppPage(request)) return undefined;
-  reply.header('allow', allowed.join(', '));
-  return sendPage(
-    request,
-    reply,
-    'error',
-    {
-      title: 'This address takes a form',
-      heading: 'This page cannot be opened again',
-      message:
-        'It showed the answer to a form, and the address only takes that form. Go back to the page the form was on.',
+export function pagesBeforeRouting(deps: WebDeps): PagesBeforeRouting {
+  const cookies = sessionCookiesFor(deps.config.baseUrl);
+  const withVisit = async (request: FastifyRequest, reply: FastifyReply, send: () => FastifyReply) => {
+    try {
+      await loadVisit(deps, cookies, request, reply);
+    } catch (error) {
+      request.log.error({ err: error }, 'the visit of an error page could not be loaded; shown signed out');
+    }
+    return send();
+  };
+  return {
+    notFound(request, reply) {
+      if (!wantsAppPage(request)) return undefined;
+      return withVisit(request, reply, () =>
+        sendPage(request, reply, 'not-found', { title: 'Page not found' }, 404),
+      );
     },
-    405,
-  );
-}
-
-/** A URL the router cannot take (a path segment over the limit), asked for by a browser: the error page. */
-export function unroutableUrlPage(
-  error: FastifyError,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): FastifyReply | undefined {
-  if (!wantsAppPage(request)) return undefined;
-  return sendPage(
-    request,
-    reply,
-    'error',
-    {
-      title: 'Address not valid',
-      heading: 'This address is not valid',
-      message:
-        'It is too long or not validly encoded, so no page can answer it. Check the link you followed.',
+    // A browser reopening an address that only takes a form (the page a form answered with, such
+    // as a new API key shown once): a page that says so.
+    methodNotAllowed(request, reply, allowed) {
+      if (request.method !== 'GET' || !wantsAppPage(request)) return undefined;
+      reply.header('allow', allowed.join(', '));
+      return withVisit(request, reply, () =>
+        sendPage(
+          request,
+          reply,
+          'error',
+          {
+            title: 'This address takes a form',
+            heading: 'This page cannot be opened again',
+            message:
+              'It showed the answer to a form, and the address only takes that form. Go back to the page the form was on.',
+          },
+          405,
+        ),
+      );
     },
-    statusOf(serviceErrorOf(error, request)),
-  );
+    unroutableUrl(error, request, reply) {
+      if (!wantsAppPage(request)) return undefined;
+      return withVisit(request, reply, () =>
+        sendPage(
+          request,
+          reply,
+          'error',
+          {
+            title: 'Address not valid',
+            heading: 'This address is not valid',
+            message:
+              'It is too long or not validly encoded, so no page can answer it. Check the link you followed.',
+          },
+          statusOf(serviceErrorOf(error, request)),
+        ),
+      );
+    },
+  };
 }
 
 /** A browser asking for HTML at an address of the app, not of the API, a protocol or a machine. */

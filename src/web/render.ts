@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Eta } from 'eta';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { escapeHtml } from '../shared/html.ts';
 import type { Visit } from './session.ts';
 
 const VIEWS = path.join(import.meta.dirname, 'views');
@@ -90,6 +91,8 @@ const helpers = {
   date: (value: Date) => dateOnly.format(value),
   iso: (value: Date) => value.toISOString(),
   money: (minorUnits: number) => dollars.format(minorUnits / 100),
+  /** An email address, escaped, that wraps after its `@` and before its dots rather than mid-word (`<%~`). */
+  address: (value: string) => escapeHtml(value).replace(/@/g, '@<wbr>').replace(/\./g, '<wbr>.'),
 };
 
 export type PageData = { title: string; errorCode?: string } & Record<string, unknown>;

@@ -91,6 +91,11 @@ describe(`mail outbox on ${testDialect}`, () => {
     assert.equal(page.statusCode, 200);
     assert.match(page.body, /Your Pro compliance workspace is ready/);
     assert.match(page.body, /Acme &lt;Security&gt;/);
+    assert.match(
+      page.body,
+      /<a href="http:\/\/svc\.test\/invitations\/inv_abc">http:\/\/svc\.test\/invitations\/inv_abc<\/a>/,
+      'links open with a click',
+    );
     const json = (await runtime.app.inject({ method: 'GET', url: '/dev/mailbox.json' })).json();
     assert.equal(json.data[0].to, 'owner@example.com');
   });
@@ -102,6 +107,7 @@ describe(`mail outbox on ${testDialect}`, () => {
         PSP_SECRET_KEY: 'sk_test_x',
         SMTP_URL: 'smtp://mail.invalid:587',
         MPP_SECRET: 'an-mpp-secret-of-at-least-32-bytes!',
+        ORDER_LINK_SECRET: 'an-order-link-secret-of-32-bytes-or-more',
         PSP_WEBHOOK_SECRET: 'whsec_outbox',
       },
       // Even if a dev-mailbox transport were wired in, production does not serve its pages.

@@ -70,6 +70,12 @@ describe(`the example agent on ${testDialect}`, () => {
     const usage = capturedIo();
     assert.equal(await main(['buy', '--protocol', 'acp', ...flags], usage.io), 2);
     assert.match(usage.err.join('\n'), /--item and --email are required/);
+    for (const ask of [['--help'], ['-h'], ['buy', '--help']]) {
+      const help = capturedIo();
+      assert.equal(await main(ask, help.io), 0, ask.join(' '));
+      assert.deepEqual(help.err, [], 'asking for help is no error');
+      assert.match(help.out.join('\n'), /^usage: npm run agent -- buy --protocol acp\|ucp\|mpp/);
+    }
   });
 
   it('runs as `npm run agent` and pays with a token given by --token', async (t) => {

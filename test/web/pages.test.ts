@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SELLABLE_ITEMS } from '../../src/catalog/index.ts';
 import { testDialect } from '../helpers/database.ts';
-import { startAppFixture, webClient } from '../helpers/web.ts';
+import { acceptAsNewAccount, startAppFixture, webClient } from '../helpers/web.ts';
 
 describe(`public pages on ${testDialect}`, () => {
   it('says what the service is, lists the six plans at their catalog prices, and where agents and engineers start', async (t) => {
@@ -106,6 +106,24 @@ describe(`public pages on ${testDialect}`, () => {
     });
     assert.equal(machine.statusCode, 405);
     assert.doesNotMatch(machine.headers['content-type'] ?? '', /text\/html/);
+  });
+
+  it('shows a signed-in person their own header on the pages answered before routing', async (t) => {
+    const fixture = await startAppFixture(t);
+    const { invitationPath } = await fixture.provision({ email: 'owner@example.com' });
+    const owner = await acceptAsNewAccount(fixture.runtime.app, invitationPath);
+    for (const [url, status] of [
+      ['/no-such-page', 404],
+      ['/orders/ord_1/invitation', 405],
+      [`/invitations/inv_${'a'.repeat(3000)}`, 414],
+    ] as const) {
+      const page = await owner.get(url);
+      assert.equal(page.status, status, url);
+      assert.match(page.body, /Signed in as <strong>owner@example\.com<\/strong>/, url);
+      assert.doesNotMatch(page.body, /<a href="\/sign-in">Sign in<\/a>/, url);
+    }
+    const stranger = await webClient(fixture.runtime.app).get('/no-such-page');
+    assert.match(stranger.body, /<a href="\/sign-in">Sign in<\/a>/);
   });
 
   it('serves pages under a strict content security policy with no inline script or style', async (t) => {
