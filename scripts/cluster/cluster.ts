@@ -236,7 +236,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       PSP_WEBHOOK_SECRET,
       // Every instance must sign and check MPP challenges with the same secret.
       MPP_SECRET: randomBytes(32).toString('base64'),
-      TRUST_PROXY: 'true',
+      TRUST_PROXY: '127.0.0.1',
       WEBHOOK_ALLOW_LOOPBACK: 'true',
       EVIDENCE_STORAGE: 'database',
       LOG_LEVEL: 'info',
