@@ -111,7 +111,10 @@ async function stopChild(child: Child | undefined, signal: NodeJS.Signals = 'SIG
   }
 }
 
-/** The HAProxy configuration: roundrobin over the instances, each checked on /readyz every second. */
+/**
+ * The HAProxy configuration: roundrobin over the instances, each checked on /readyz every second;
+ * X-Forwarded-For is the client's address alone.
+ */
 export function haproxyConfig(
   listenPort: number,
   servers: readonly { name: string; port: number }[],
@@ -135,7 +138,10 @@ export function haproxyConfig(
     '',
     'frontend svc',
     `  bind 127.0.0.1:${listenPort}`,
-    '  option forwardfor',
+    // The address HAProxy saw replaces whatever X-Forwarded-For the client sent (`option
+    // forwardfor` appends to it): clients here share the balancer's trusted loopback address, so
+    // the instances would read past it onto a value the client wrote.
+    '  http-request set-header X-Forwarded-For %[src]',
     '  default_backend instances',
     '',
     'backend instances',
