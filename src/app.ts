@@ -78,7 +78,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     genReqId: requestIdFrom,
     bodyLimit: deps.config.bodyLimitBytes,
     return503OnClosing: true,
-    trustProxy: deps.config.trustProxy,
+    trustProxy: deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     frameworkErrors: answerUnroutableUrl({ https, surfaceFor: errorSurfaceFor, page: pages.unroutableUrl }),

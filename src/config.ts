@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 export type DatabaseConfig =
@@ -57,8 +58,11 @@ export interface Config {
   idempotency: { staleAfterMs: number };
   /** Requests per client IP and window on each public surface (checkout channels). */
   rateLimit: { max: number; windowMs: number };
-  /** Behind a load balancer: take the client IP from X-Forwarded-For. */
-  trustProxy: boolean;
+  /**
+   * The proxies (addresses and CIDRs) whose X-Forwarded-For is believed: the client IP is the
+   * address the nearest of them saw. Empty: the address of the connection's peer.
+   */
+  trustedProxies: string[];
   /**
    * Rate limits counted in one Redis every instance shares; unset, each instance counts in process.
    * A count that takes longer than `commandTimeoutMs` is counted in process (docs/operations.md).
@@ -224,6 +228,47 @@ function readRedis(env: Env): RedisConfig | undefined {
   };
 }
 
+const TRUST_PROXY_EXPECTED =
+  'false, or the addresses or CIDRs of the proxies in front of the service separated by commas (10.0.0.5,10.1.0.0/16)';
+
+/**
+ * Only named proxies are believed. `true` (believe every peer) let any client choose its address
+ * with a header of its own; a hop count believes whoever connects, so a client that reaches an
+ * instance directly can do the same (Fastify 5 ignores a number for that reason).
+ */
+function readTrustedProxies(env: Env): string[] {
+  const raw = env.TRUST_PROXY;
+  if (raw === undefined || raw === '' || raw === 'false') return [];
+  if (raw === 'true') {
+    throw new ConfigError(
+      'TRUST_PROXY',
+      `${TRUST_PROXY_EXPECTED}; true would believe any X-Forwarded-For a client writes`,
+      raw,
+    );
+  }
+  if (/^\d+$/.test(raw)) {
+    throw new ConfigError(
+      'TRUST_PROXY',
+      `${TRUST_PROXY_EXPECTED}; a hop count cannot tell a proxy from a client that connects directly`,
+      raw,
+    );
+  }
+  const proxies = raw.split(',').map((entry) => entry.trim());
+  const invalid = proxies.find((entry) => !isAddressOrCidr(entry));
+  if (invalid !== undefined) throw new ConfigError('TRUST_PROXY', TRUST_PROXY_EXPECTED, invalid);
+  return proxies;
+}
+
+/** `10.0.0.5`, `10.1.0.0/16`, `fd00::/8`; a prefix of 0 would be every address. */
+function isAddressOrCidr(entry: string): boolean {
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const version = isIP(address);
+  if (version === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  const bits = Number(prefix);
+  return /^\d{1,3}$/.test(prefix) && bits >= 1 && bits <= (version === 4 ? 32 : 128);
+}
+
 /** A secret every instance shares: at least 32 bytes, or undefined to use one generated into the database. */
 function readSharedSecret(env: Env, name: string): string | undefined {
   const secret = env[name];
@@ -324,7 +369,7 @@ export function loadConfig(env: Env = process.env): Config {
       max: readInteger(env, 'RATE_LIMIT_MAX', 300, 1, 1_000_000_000),
       windowMs: readInteger(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1000, 3_600_000),
     },
-    trustProxy: readChoice(env, 'TRUST_PROXY', ['true', 'false'], 'false') === 'true',
+    trustedProxies: readTrustedProxies(env),
     redis: readRedis(env),
     orderLinkSecret: readSharedSecret(env, 'ORDER_LINK_SECRET'),
     mpp: { secret: readSharedSecret(env, 'MPP_SECRET'), realm: env.MPP_REALM || new URL(baseUrl).hostname },

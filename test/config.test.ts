@@ -71,6 +71,17 @@ describe('configuration', () => {
     assert.deepEqual(config.database, { kind: 'postgres', url: 'postgres://app@db.internal:5432/svc' });
   });
 
+  it('believes X-Forwarded-For only from the proxies TRUST_PROXY names', () => {
+    assert.deepEqual(loadConfig({}).trustedProxies, []);
+    assert.deepEqual(loadConfig({ TRUST_PROXY: 'false' }).trustedProxies, []);
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '127.0.0.1, 10.0.0.0/8,fd00::/8,::1' }).trustedProxies, [
+      '127.0.0.1',
+      '10.0.0.0/8',
+      'fd00::/8',
+      '::1',
+    ]);
+  });
+
   const bad: [Record<string, string>, string][] = [
     [{ PORT: 'abc' }, 'PORT must be an integer from 0 to 65535 (got "abc").'],
     [{ PORT: '70000' }, 'PORT must be an integer from 0 to 65535'],
@@ -120,6 +131,23 @@ describe('configuration', () => {
       { EVIDENCE_STORAGE: 's3', S3_BUCKET: 'evidence', S3_FORCE_PATH_STYLE: 'yes' },
       'S3_FORCE_PATH_STYLE must be one of true, false',
     ],
+    [
+      { TRUST_PROXY: 'true' },
+      'TRUST_PROXY must be false, or the addresses or CIDRs of the proxies in front of the service separated by commas (10.0.0.5,10.1.0.0/16); true would believe any X-Forwarded-For a client writes (got "true").',
+    ],
+    [
+      { TRUST_PROXY: '1' },
+      'TRUST_PROXY must be false, or the addresses or CIDRs of the proxies in front of the service separated by commas (10.0.0.5,10.1.0.0/16); a hop count cannot tell a proxy from a client that connects directly (got "1").',
+    ],
+    [
+      { TRUST_PROXY: '10.0.0.5,lb.internal' },
+      'TRUST_PROXY must be false, or the addresses or CIDRs of the proxies in front of the service separated by commas (10.0.0.5,10.1.0.0/16) (got "lb.internal").',
+    ],
+    [{ TRUST_PROXY: '10.0.0.0/33' }, 'TRUST_PROXY must be false, or the addresses or CIDRs'],
+    [{ TRUST_PROXY: 'fd00::/129' }, 'TRUST_PROXY must be false, or the addresses or CIDRs'],
+    [{ TRUST_PROXY: '0.0.0.0/0' }, 'TRUST_PROXY must be false, or the addresses or CIDRs'],
+    [{ TRUST_PROXY: '10.0.0.0/8/8' }, 'TRUST_PROXY must be false, or the addresses or CIDRs'],
+    [{ TRUST_PROXY: '127.0.0.1,' }, 'TRUST_PROXY must be false, or the addresses or CIDRs'],
     [
       { IDEMPOTENCY_STALE_AFTER_MS: '30s' },
       'IDEMPOTENCY_STALE_AFTER_MS must be an integer from 1000 to 3600000',

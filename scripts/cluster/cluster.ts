@@ -111,7 +111,10 @@ async function stopChild(child: Child | undefined, signal: NodeJS.Signals = 'SIG
   }
 }
 
-/** The HAProxy configuration: roundrobin over the instances, each checked on /readyz every second. */
+/**
+ * The HAProxy configuration: roundrobin over the instances, each checked on /readyz every second;
+ * X-Forwarded-For is the client's address alone.
+ */
 export function haproxyConfig(
   listenPort: number,
   servers: readonly { name: string; port: number }[],
@@ -135,7 +138,10 @@ export function haproxyConfig(
     '',
     'frontend svc',
     `  bind 127.0.0.1:${listenPort}`,
-    '  option forwardfor',
+    // The address HAProxy saw replaces whatever X-Forwarded-For the client sent (`option
+    // forwardfor` appends to it): clients here share the balancer's trusted loopback address, so
+    // the instances would read past it onto a value the client wrote.
+    '  http-request set-header X-Forwarded-For %[src]',
     '  default_backend instances',
     '',
     'backend instances',
@@ -236,7 +242,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       PSP_WEBHOOK_SECRET,
       // Every instance must sign and check MPP challenges with the same secret.
       MPP_SECRET: randomBytes(32).toString('base64'),
-      TRUST_PROXY: 'true',
+      TRUST_PROXY: '127.0.0.1',
       WEBHOOK_ALLOW_LOOPBACK: 'true',
       EVIDENCE_STORAGE: 'database',
       LOG_LEVEL: 'info',

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { HAPROXY, startCluster } from '../../scripts/cluster/cluster.ts';
+import { type Cluster, HAPROXY, startCluster } from '../../scripts/cluster/cluster.ts';
 import { mintToken } from '../../scripts/cluster/sandbox.ts';
+import { ATTEMPTS_PER_CLIENT } from '../../src/accounts/index.ts';
 
 const ADMIN_URL = process.env.CLUSTER_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -18,6 +19,9 @@ async function postgresReachable(): Promise<boolean> {
     return false;
   }
 }
+
+/** The checkout surfaces' limit per client address and window, low so that a test reaches it. */
+const ACP_LIMIT = 20;
 
 async function databaseExists(name: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: ADMIN_URL });
@@ -71,6 +75,11 @@ async function acpPurchase(url: string, token: string): Promise<{ status: number
   return { status: completed.status, orderId: completed.body.order?.id };
 }
 
+/** A different address, and a proxy's, in front of the real one each time. */
+function forged(attempt: number): string {
+  return `203.0.113.${attempt % 250}, 127.0.0.1`;
+}
+
 const unavailable = !existsSync(HAPROXY)
   ? `no HAProxy at ${HAPROXY}`
   : !(await postgresReachable())
@@ -78,35 +87,112 @@ const unavailable = !existsSync(HAPROXY)
     : false;
 
 describe('the scale-out cluster (npm run cluster)', { skip: unavailable }, () => {
-  it('balances instances on one database, survives a killed instance, and cleans up after itself', async (t) => {
-    const cluster = await startCluster({ instances: 2, env: { LOG_LEVEL: 'warn' } });
-    t.after(() => cluster.stop());
-    const databaseName = new URL(cluster.databaseUrl).pathname.slice(1);
+  // One cluster for every test: starting one takes most of the time.
+  let started: Cluster | undefined;
+  const cluster = () => {
+    assert.ok(started, 'the cluster started');
+    return started;
+  };
+  before(async () => {
+    started = await startCluster({
+      instances: 2,
+      env: {
+        LOG_LEVEL: 'warn',
+        RATE_LIMIT_MAX: String(ACP_LIMIT),
+        // Counts of its own, whatever else shares the machine's Redis.
+        REDIS_KEY_PREFIX: `svc-cluster-test-${randomUUID()}:`,
+      },
+    });
+  });
+  after(() => started?.stop());
 
-    assert.deepEqual(new Set(await servedBy(cluster.url, 4)), new Set(['app1', 'app2']));
-    const token = await mintToken(cluster.sandboxUrl, cluster.pspSecretKey);
-    const bought = await acpPurchase(cluster.url, token);
+  it('balances instances on one database and survives a killed instance', async () => {
+    const { url, sandboxUrl, pspSecretKey } = cluster();
+    assert.deepEqual(new Set(await servedBy(url, 4)), new Set(['app1', 'app2']));
+    const token = await mintToken(sandboxUrl, pspSecretKey);
+    const bought = await acpPurchase(url, token);
     assert.equal(bought.status, 200);
     assert.match(bought.orderId ?? '', /^ord_/);
 
-    await cluster.kill(0);
-    assert.equal(cluster.instances[0]?.pid, undefined);
+    await cluster().kill(0);
+    assert.equal(cluster().instances[0]?.pid, undefined);
     // Connections refused by the dead instance are redispatched: no request fails.
-    assert.deepEqual(new Set(await servedBy(cluster.url, 6)).has(''), false);
-    assert.ok((await servedBy(cluster.url, 4)).every((server) => server === 'app2'));
+    assert.deepEqual(new Set(await servedBy(url, 6)).has(''), false);
+    assert.ok((await servedBy(url, 4)).every((server) => server === 'app2'));
 
-    await cluster.start(0);
-    await cluster.waitReady();
+    await cluster().start(0);
+    await cluster().waitReady();
     const deadline = Date.now() + 20_000;
-    while (!(await servedBy(cluster.url, 4)).includes('app1')) {
+    while (!(await servedBy(url, 4)).includes('app1')) {
       assert.ok(Date.now() < deadline, 'the restarted instance is back in rotation');
     }
+  });
 
-    const pids = cluster.instances.map((instance) => instance.pid);
-    await cluster.stop();
+  it('counts and records the address HAProxy saw, whatever X-Forwarded-For the client sends', async () => {
+    const { url, databaseUrl } = cluster();
+    const form = await fetch(`${url}/sign-in`, { headers: { accept: 'text/html' } });
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? '';
+    const cookie = form.headers
+      .getSetCookie()
+      .map((set) => set.split(';')[0])
+      .join('; ');
+    const guess = async (attempt: number) => {
+      const response = await fetch(`${url}/sign-in`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: {
+          accept: 'text/html',
+          'content-type': 'application/x-www-form-urlencoded',
+          origin: url,
+          cookie,
+          'x-forwarded-for': forged(attempt),
+        },
+        body: new URLSearchParams({
+          _csrf: csrf,
+          email: `guess${attempt}@example.com`,
+          password: 'a wrong password',
+        }),
+      });
+      await response.arrayBuffer();
+      return response.status;
+    };
+    for (let attempt = 1; attempt <= ATTEMPTS_PER_CLIENT; attempt++) {
+      assert.equal(await guess(attempt), 401, `guess ${attempt}`);
+    }
+    assert.equal(await guess(ATTEMPTS_PER_CLIENT + 1), 429, 'one client, however many addresses it forges');
+
+    // A window that starts during the run restarts the count, so twice the limit is enough.
+    const statuses: number[] = [];
+    for (let attempt = 1; attempt <= 2 * ACP_LIMIT + 1 && !statuses.includes(429); attempt++) {
+      const response = await fetch(`${url}/api/acp/checkout_sessions/cs_missing`, {
+        headers: { 'x-forwarded-for': forged(attempt) },
+      });
+      await response.arrayBuffer();
+      statuses.push(response.status);
+    }
+    assert.equal(statuses.at(-1), 429, `no 429 in ${statuses.join(', ')}`);
+    assert.ok(statuses.slice(0, -1).every((status) => status === 404));
+
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      const recorded = await client.query<{ ip: string | null; count: string }>(
+        "select ip, count(*) from audit_events where action = 'account.sign_in_failed' group by ip",
+      );
+      assert.deepEqual(recorded.rows, [{ ip: '127.0.0.1', count: String(ATTEMPTS_PER_CLIENT) }]);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('stops everything it started and drops its database', async () => {
+    const stopping = cluster();
+    const databaseName = new URL(stopping.databaseUrl).pathname.slice(1);
+    const pids = stopping.instances.map((instance) => instance.pid);
+    await stopping.stop();
     assert.equal(await databaseExists(databaseName), false, 'the database is dropped');
-    assert.equal(existsSync(cluster.dir), false, 'the temporary directory is removed');
+    assert.equal(existsSync(stopping.dir), false, 'the temporary directory is removed');
     for (const pid of pids) assert.throws(() => process.kill(pid ?? 0, 0), /ESRCH/);
-    await assert.rejects(fetch(`${cluster.url}/readyz`));
+    await assert.rejects(fetch(`${stopping.url}/readyz`));
   });
 });
