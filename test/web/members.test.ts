@@ -70,12 +70,13 @@ describe(`the Members page on ${testDialect}`, () => {
     const page = await owner.get(sent.location ?? '');
     assert.equal(page.status, 200);
     assert.match(page.body, /Invitation sent\./);
-    assert.match(page.body, /owner@example.com <span class="muted">\(you\)<\/span>/);
+    // Addresses wrap after the @ and before dots, never mid-word.
+    assert.match(page.body, /owner@<wbr>example<wbr>\.com <span class="muted">\(you\)<\/span>/);
     assert.match(page.body, /<td role="cell" data-label="Role">owner<\/td>/);
     assert.match(page.body, /<time datetime="2026-03-01T12:00:00.000Z">1 Mar 2026, 12:00 UTC<\/time>/);
     assert.match(
       page.body,
-      /Pending invitations[\s\S]*grace@example.com[\s\S]*admin[\s\S]*by owner@example.com/,
+      /Pending invitations[\s\S]*grace@<wbr>example<wbr>\.com[\s\S]*admin[\s\S]*by owner@example.com/,
     );
     assert.match(page.body, /<option value="owner">owner<\/option>/, 'owners may invite owners');
 
@@ -106,7 +107,7 @@ describe(`the Members page on ${testDialect}`, () => {
     assert.equal((await owner.post(link, {})).status, 200);
 
     const page = await owner.get(`/w/${workspaceId}/members`);
-    assert.match(page.body, /owner@new.example <span class="muted">\(you\)<\/span>/);
+    assert.match(page.body, /owner@<wbr>new<wbr>\.example <span class="muted">\(you\)<\/span>/);
     assert.doesNotMatch(page.body, /owner@example.com/);
     assert.equal(
       (await findWorkspaceOwner(fixture.runtime.database.db, workspaceId))?.email,
