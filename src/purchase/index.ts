@@ -6,7 +6,8 @@ export {
   noFailpoints,
   SimulatedCrash,
 } from './failpoints.ts';
-export { createOrderLinks, findOrderByPageLink, loadOrderLinkSecret, type OrderLinks } from './order-page.ts';
+export { createOrderLinks, type OrderLinks } from './order-links.ts';
+export { findOrderByPageLink, loadOrderLinkSecret } from './order-page.ts';
 export { listOrders } from './orders.ts';
 export {
   type AttemptState,

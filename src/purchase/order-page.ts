@@ -1,33 +1,13 @@
-import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../db/schema.ts';
 import { constantTimeEqual } from '../shared/ids.ts';
 import { findOrder } from './attempts.ts';
+import type { OrderLinks } from './order-links.ts';
 import { type Order, toOrder } from './pipeline.ts';
 
 /** 32 bytes in base64url: the shape of every order page key. */
 const PAGE_KEY_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 const LINK_SECRET_NAME = 'order_page_links';
-
-/**
- * The order page's links, the ones the checkout channels publish (`/orders/{id}?key=...`). The key
- * is an HMAC of the order id under a secret held apart from the orders, so the key can be
- * published again on every read of a completed checkout while the database keeps nothing that
- * opens a page: a reader of the orders table cannot make a link.
- */
-export interface OrderLinks {
-  url(orderId: string): string;
-  /** Whether `key` opens the page of `orderId` (compared in constant time). */
-  opens(orderId: string, key: string): boolean;
-}
-
-export function createOrderLinks(baseUrl: string, secret: string): OrderLinks {
-  const keyOf = (orderId: string) =>
-    createHmac('sha256', secret).update(`order-page:${orderId}`).digest('base64url');
-  return {
-    url: (orderId) => `${baseUrl}/orders/${encodeURIComponent(orderId)}?key=${keyOf(orderId)}`,
-    opens: (orderId, key) => constantTimeEqual(keyOf(orderId), key),
-  };
-}
 
 /**
  * The secret of the order links: ORDER_LINK_SECRET when the operator sets it (kept out of the

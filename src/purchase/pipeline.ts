@@ -19,7 +19,7 @@ import {
   updatePendingAttempt,
 } from './attempts.ts';
 import { type Failpoints, noFailpoints, SimulatedCrash } from './failpoints.ts';
-import type { OrderLinks } from './order-page.ts';
+import type { OrderLinks } from './order-links.ts';
 import type { AttemptStatus } from './purchase.table.ts';
 
 /**
