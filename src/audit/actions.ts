@@ -32,6 +32,7 @@ export const AUDIT_ACTIONS = {
   'webhook.deleted': 'Webhook subscription deleted',
   'plan.purchased': 'Plan purchased',
   'plan.changed': 'Plan changed',
+  'workspace.renamed': 'Workspace renamed',
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

@@ -15,6 +15,7 @@ import { memberRoutes } from './routes/members.ts';
 import { orderRoutes } from './routes/orders.ts';
 import { passkeyRoutes } from './routes/passkeys.ts';
 import { publicRoutes } from './routes/public.ts';
+import { settingsRoutes } from './routes/settings.ts';
 import { signInRoutes } from './routes/sign-in.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { workspaceRoutes } from './routes/workspaces.ts';
@@ -73,6 +74,7 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
   webhookRoutes(scope, routeDeps);
   orderRoutes(scope, routeDeps);
   billingRoutes(scope, routeDeps);
+  settingsRoutes(scope, routeDeps);
 }
 
 /**

@@ -23,6 +23,8 @@ export const EVENT_TYPES = {
   'policy.created': 'A policy was created. `data` is the policy.',
   'policy.updated': 'A policy changed. `data` is the policy.',
   'workspace.plan_changed': "The workspace's plan changed (for example to Free when a term ended).",
+  'workspace.renamed':
+    'The workspace was renamed (on its Settings page or through the API). `data` holds `previous_name` and `name`.',
   'workspace.term_ended': "The workspace's prepaid term ended; it does not renew.",
   'webhook.test': 'A test event sent on request to one subscription.',
 } as const;

@@ -67,5 +67,15 @@ export {
   type Workspace,
   type WorkspaceContext,
 } from './service.ts';
+export {
+  parseWorkspaceName,
+  type Rename,
+  type RenameError,
+  type Renamer,
+  renameWorkspace,
+  WORKSPACE_NAME_MAX,
+  WORKSPACE_NAME_PATTERN,
+  type WorkspaceNameError,
+} from './settings.ts';
 export { type SentTermNotice, sendDueTermReminders } from './term-notices.ts';
 export type { MemberRole, TermNoticeKind } from './workspace.table.ts';

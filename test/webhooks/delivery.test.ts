@@ -55,6 +55,7 @@ async function changeEverything(api: ApiFixture): Promise<void> {
   });
   await call('PATCH', `/evidence/${evidence.id}`, { title: 'Access policy, signed by the CEO' });
   await call('DELETE', `/evidence/${evidence.id}`);
+  await call('PATCH', '/me', { organization: { name: 'Acme Holdings Ltd' } });
 }
 
 /** Validates each delivered body against its operation in the OpenAPI document's `webhooks`. */
@@ -100,6 +101,10 @@ describe(`webhook delivery on ${testDialect}`, () => {
       previous_plan: 'pro',
       plan: 'free',
       reason: 'term_ended',
+    });
+    assert.deepEqual(byType.get('workspace.renamed')?.data, {
+      previous_name: 'Acme Ltd',
+      name: 'Acme Holdings Ltd',
     });
     assert.equal(byType.get('webhook.test')?.data.subscription_id, id);
   });

@@ -1,10 +1,18 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
+import { invalidRequest, sendProblem } from '../../http/problem.ts';
 import { Nullable, RecordId, Timestamp } from '../../shared/wire.ts';
-import { getWorkspace } from '../../workspace/index.ts';
-import { workspaceOf } from '../auth.ts';
+import {
+  getWorkspace,
+  type RenameError,
+  renameWorkspace,
+  WORKSPACE_NAME_MAX,
+  WORKSPACE_NAME_PATTERN,
+} from '../../workspace/index.ts';
+import { auditSourceOf, workspaceOf } from '../auth.ts';
 import type { SchemaCatalog } from '../catalog.ts';
 import type { ApiDeps, ApiScope } from '../context.ts';
-import { responses } from '../errors.ts';
+import { responses, sendNotFound } from '../errors.ts';
 
 export const Me = Type.Object(
   {
@@ -50,6 +58,30 @@ export const Me = Type.Object(
 );
 type Me = Static<typeof Me>;
 
+const WorkspaceName = Type.String({
+  pattern: WORKSPACE_NAME_PATTERN,
+  description:
+    `The new name. Leading and trailing white space is dropped; what remains is 1 to ${WORKSPACE_NAME_MAX} ` +
+    'characters, without control characters (line breaks, tabs) or text-direction controls ' +
+    '(U+202A to U+202E, U+2066 to U+2069). The same rule as the Settings page.',
+});
+
+export const UpdateMeBody = Type.Object(
+  {
+    organization: Type.Object({ name: WorkspaceName }, { additionalProperties: false, minProperties: 1 }),
+  },
+  {
+    additionalProperties: false,
+    description: 'What can change of the organization: its name.',
+    examples: [{ organization: { name: 'Acme Holdings Ltd' } }],
+  },
+);
+
+const WorkspaceRenamed = Type.Object({
+  previous_name: Type.String(),
+  name: Type.String(),
+});
+
 const PlanChanged = Type.Object({
   previous_plan: Type.String(),
   plan: Type.String(),
@@ -67,8 +99,9 @@ const TermEnded = Type.Object({
 });
 
 export function meRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog): void {
-  catalog.name({ Me });
+  catalog.name({ Me, UpdateMeBody });
   catalog.events(PlanChanged, 'workspace.plan_changed');
+  catalog.events(WorkspaceRenamed, 'workspace.renamed');
   catalog.events(TermEnded, 'workspace.term_ended');
   app.get(
     '/me',
@@ -80,24 +113,73 @@ export function meRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog): 
         response: responses({ 200: Me }),
       },
     },
-    async (request): Promise<Me> => {
-      const workspaceId = workspaceOf(request);
-      const workspace = await getWorkspace(deps.db, workspaceId);
-      const key = request.principal;
-      if (!workspace || !key) throw new Error(`authenticated key of missing workspace ${workspaceId}`);
-      const term = workspace.currentTerm;
-      return {
-        organization: { id: workspace.id, name: workspace.name },
-        plan: workspace.plan,
-        term: term && {
-          plan: term.plan,
-          term: term.term,
-          starts_at: term.startsAt.toISOString(),
-          ends_at: term.endsAt.toISOString(),
-          renews: false,
-        },
-        api_key: { id: key.keyId, name: key.name, prefix: key.prefix },
-      };
+    async (request): Promise<Me> => meOf(deps, request),
+  );
+  app.patch(
+    '/me',
+    {
+      schema: {
+        operationId: 'updateMe',
+        summary: 'Rename the organization',
+        description:
+          'Renames the workspace, as an owner does on its Settings page, under the same rule. The key ' +
+          'acts for the workspace: the audit log names it, and subscriptions get `workspace.renamed`. ' +
+          'The same name again changes nothing and sends no event. Answers what GET /me answers.',
+        tags: ['Organization'],
+        body: UpdateMeBody,
+        response: responses({ 200: Me }, [404]),
+      },
+    },
+    async (request, reply) => {
+      const result = await renameWorkspace(
+        deps.db,
+        deps.clock,
+        { workspaceId: workspaceOf(request), name: request.body.organization.name, by: { kind: 'api_key' } },
+        auditSourceOf(request),
+      );
+      if (!result.ok) return sendRenameError(request, reply, result.error);
+      return meOf(deps, request);
     },
   );
 }
+
+async function meOf(deps: ApiDeps, request: FastifyRequest): Promise<Me> {
+  const workspaceId = workspaceOf(request);
+  const workspace = await getWorkspace(deps.db, workspaceId);
+  const key = request.principal;
+  if (!workspace || !key) throw new Error(`authenticated key of missing workspace ${workspaceId}`);
+  const term = workspace.currentTerm;
+  return {
+    organization: { id: workspace.id, name: workspace.name },
+    plan: workspace.plan,
+    term: term && {
+      plan: term.plan,
+      term: term.term,
+      starts_at: term.startsAt.toISOString(),
+      ends_at: term.endsAt.toISOString(),
+      renews: false,
+    },
+    api_key: { id: key.keyId, name: key.name, prefix: key.prefix },
+  };
+}
+
+/** The schema refuses a bad name first; the domain's own check answers the same way. */
+function sendRenameError(request: FastifyRequest, reply: FastifyReply, error: RenameError): FastifyReply {
+  switch (error.code) {
+    case 'invalid_name':
+      return sendProblem(
+        reply,
+        invalidRequest(request, [{ path: 'body/organization/name', message: NAME_REFUSALS[error.reason] }]),
+      );
+    case 'not_found':
+    case 'forbidden':
+      // A key acts for its own workspace; it is gone only if the workspace is.
+      return sendNotFound(request, reply, 'organization');
+  }
+}
+
+const NAME_REFUSALS = {
+  empty: 'must not be empty',
+  too_long: `must be at most ${WORKSPACE_NAME_MAX} characters`,
+  refused_characters: 'must not contain control or text-direction characters',
+} as const;
