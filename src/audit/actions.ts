@@ -33,6 +33,26 @@ export const AUDIT_ACTIONS = {
   'plan.purchased': 'Plan purchased',
   'plan.changed': 'Plan changed',
   'workspace.renamed': 'Workspace renamed',
+  // Changes to the readiness records: the same names as the webhook events they send.
+  'control.updated': 'Control changed',
+  'task.created': 'Task created',
+  'task.updated': 'Task changed',
+  'task.completed': 'Task completed',
+  'task.reopened': 'Task reopened',
+  'task.deleted': 'Task deleted',
+  'evidence.created': 'Evidence added',
+  'evidence.updated': 'Evidence changed',
+  'evidence.deleted': 'Evidence deleted',
+  'risk.created': 'Risk created',
+  'risk.updated': 'Risk changed',
+  'risk.deleted': 'Risk deleted',
+  'vendor.created': 'Vendor created',
+  'vendor.updated': 'Vendor changed',
+  'vendor.deleted': 'Vendor deleted',
+  'person.created': 'Person added',
+  'person.updated': 'Person changed',
+  'policy.created': 'Policy created',
+  'policy.updated': 'Policy changed',
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

@@ -16,5 +16,7 @@ export interface AuditEventsTable {
   target_label: string | null;
   ip: string | null;
   user_agent: string | null;
+  /** JSON `{field: {from, to}}`: what an edit of a record changed; null where nothing is itemised. */
+  changes: string | null;
   created_at: number;
 }

@@ -21,8 +21,13 @@ export interface AuditEventInput {
   target?: { type: string; id: string; label?: string };
   ip?: string | null;
   userAgent?: string | null;
+  /** The fields an edit changed, each from its old value to its new one. */
+  changes?: AuditChanges;
   at: Date;
 }
+
+/** Field name to its value before and after (ids, dates as `YYYY-MM-DD`, short texts). */
+export type AuditChanges = Record<string, { from: unknown; to: unknown }>;
 
 /** Storable (no U+0000, no lone surrogate) and at most `max` characters. */
 function bounded(value: string, max: number): string {
@@ -53,6 +58,7 @@ export async function recordAuditEvent(trx: Tx, input: AuditEventInput): Promise
       target_label: boundedOrNull(input.target?.label, LABEL_MAX),
       ip: boundedOrNull(input.ip, IP_MAX),
       user_agent: boundedOrNull(input.userAgent, USER_AGENT_MAX),
+      changes: input.changes && Object.keys(input.changes).length > 0 ? JSON.stringify(input.changes) : null,
       created_at: input.at.getTime(),
     })
     .execute();
@@ -65,6 +71,7 @@ const AUDIT_EVENT_EXAMPLE = {
   target: { type: 'api_key', id: 'key_06f1k2m3n4p5q6r7s8t9v0w1x3', label: 'Compliance agent' },
   ip: '203.0.113.7',
   user_agent: 'Mozilla/5.0 (X11; Linux x86_64)',
+  changes: null,
   created_at: '2026-11-02T08:30:00.000Z',
 };
 
@@ -99,6 +106,11 @@ export const AuditEvent = Type.Object(
     user_agent: Nullable(
       Type.String({ description: `The client's User-Agent, at most ${USER_AGENT_MAX} characters.` }),
     ),
+    changes: Nullable(
+      Type.Record(Type.String(), Type.Object({ from: Type.Unknown(), to: Type.Unknown() }), {
+        description: 'What an edit of a record changed: each field from its old value to its new one.',
+      }),
+    ),
     created_at: Timestamp,
   },
   {
@@ -108,7 +120,12 @@ export const AuditEvent = Type.Object(
 );
 export type AuditEvent = Static<typeof AuditEvent>;
 
-export const AuditEventsFilter = Type.Object({ action: Type.Optional(ActionName) });
+export const AuditEventsFilter = Type.Object({
+  action: Type.Optional(ActionName),
+  target_id: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 100, description: 'Only the events of this record (its id).' }),
+  ),
+});
 export type AuditEventsFilter = Static<typeof AuditEventsFilter>;
 
 /** Newest first: ids are time-ordered. */
@@ -125,6 +142,7 @@ function toAuditEvent(row: AuditEventsTable): AuditEvent {
         : null,
     ip: row.ip,
     user_agent: row.user_agent,
+    changes: row.changes === null ? null : (JSON.parse(row.changes) as AuditChanges),
     created_at: iso(row.created_at),
   };
 }
@@ -138,6 +156,7 @@ export async function listAuditEvents(
 ): Promise<Page<AuditEvent>> {
   let query = db.selectFrom('audit_events').selectAll().where('workspace_id', '=', workspaceId);
   if (filter.action) query = query.where('action', '=', filter.action);
+  if (filter.target_id) query = query.where('target_id', '=', filter.target_id);
   const { rows, next } = await fetchPage(query, NEWEST_FIRST, page);
   return { items: rows.map(toAuditEvent), next };
 }

@@ -13,6 +13,7 @@ export {
 } from './actors.ts';
 export { auditEventsCsv, csvField } from './csv.ts';
 export {
+  type AuditChanges,
   AuditEvent,
   type AuditEventInput,
   AuditEventsFilter,

@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox';
+import type { AuditSource } from '../audit/index.ts';
 import { fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { newId } from '../shared/ids.ts';
@@ -253,6 +254,7 @@ export async function deleteRisk(
   deps: ComplianceDeps,
   workspaceId: string,
   id: string,
+  source: AuditSource,
 ): Promise<Result<{ id: string }, ComplianceError>> {
-  return deleteRecord(deps, 'risks', 'risk.deleted', workspaceId, id);
+  return deleteRecord(deps, source, 'risks', workspaceId, id);
 }

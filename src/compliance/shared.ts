@@ -1,4 +1,5 @@
 import { type InsertResult, type RawBuilder, type SqlBool, sql } from 'kysely';
+import { type AuditChanges, type AuditSource, recordAuditEvent } from '../audit/index.ts';
 import type { PlanLimitReached } from '../catalog/index.ts';
 import type { Database, Db, Tx } from '../db/schema.ts';
 import { inTransaction, lockingRead } from '../db/transaction.ts';
@@ -128,25 +129,83 @@ export async function upsertByUniqueKey<Row>(steps: {
   return { row: updated.row, outcome: updated.changed ? 'updated' : 'unchanged' };
 }
 
+const DELETABLE = {
+  tasks: { type: 'task.deleted', target: 'task' },
+  risks: { type: 'risk.deleted', target: 'risk' },
+  vendors: { type: 'vendor.deleted', target: 'vendor' },
+} as const;
+
 /**
- * Deletes a record of the workspace and publishes its `*.deleted` event (`data` is `{id}`) in the
- * same transaction.
+ * Deletes a record of the workspace, records who did and publishes its `*.deleted` event (`data`
+ * is `{id}`), all in one transaction.
  */
 export async function deleteRecord(
   deps: ComplianceDeps,
-  table: 'tasks' | 'risks' | 'vendors',
-  type: Extract<EventType, `${string}.deleted`>,
+  source: AuditSource,
+  table: keyof typeof DELETABLE,
   workspaceId: string,
   id: string,
 ): Promise<Result<{ id: string }, ComplianceError>> {
   return inTransaction(deps.db, async (trx) => {
-    const deleted = await trx
-      .deleteFrom(table)
-      .where('workspace_id', '=', workspaceId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    if (deleted.numDeletedRows === 0n) return err(notFound);
-    await publishEvent(trx, deps.clock, { workspaceId, type, data: { id } });
+    const existing = await lockWorkspaceRow(trx, table, workspaceId, id);
+    if (!existing) return err(notFound);
+    await trx.deleteFrom(table).where('workspace_id', '=', workspaceId).where('id', '=', id).execute();
+    const label = 'title' in existing ? existing.title : existing.name;
+    const { type, target } = DELETABLE[table];
+    await recordChange(trx, deps, source, {
+      workspaceId,
+      type,
+      data: { id },
+      target: { type: target, id, label },
+    });
     return ok({ id });
   });
+}
+
+/** A change to a readiness record, as the audit log and the webhooks both tell it. */
+export interface RecordChange {
+  workspaceId: string;
+  /** The webhook event, and the audit action of the same name. */
+  type: EventType & `${'control' | 'task' | 'evidence' | 'risk' | 'vendor' | 'person' | 'policy'}.${string}`;
+  /** The event's `data`: the record as the API shows it, or `{id}` for a deletion. */
+  data: unknown;
+  target: { type: string; id: string; label: string };
+  changes?: AuditChanges;
+}
+
+/**
+ * Records who changed a readiness record (from the app, the API or the CLI) and publishes its
+ * webhook event, both in the transaction of the change: every door leaves the same trail.
+ */
+export async function recordChange(
+  trx: Tx,
+  deps: ComplianceDeps,
+  source: AuditSource,
+  change: RecordChange,
+): Promise<void> {
+  const at = deps.clock.now();
+  await recordAuditEvent(trx, {
+    workspaceId: change.workspaceId,
+    actor: source.actor,
+    action: change.type,
+    target: change.target,
+    ip: source.ip ?? null,
+    userAgent: source.userAgent ?? null,
+    ...(change.changes ? { changes: change.changes } : {}),
+    at,
+  });
+  await publishEvent(trx, deps.clock, {
+    workspaceId: change.workspaceId,
+    type: change.type,
+    data: change.data,
+  });
+}
+
+/** The fields `changes` gives a new value, each from its current one: what an audited edit changed. */
+export function fieldChanges<T extends object>(current: T, changes: Partial<T>): AuditChanges {
+  const result: AuditChanges = {};
+  for (const key of changedKeys(current, changes)) {
+    result[String(key)] = { from: current[key] ?? null, to: changes[key] ?? null };
+  }
+  return result;
 }

@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox';
+import type { AuditSource } from '../audit/index.ts';
 import { CREATION_ORDER, fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { newId } from '../shared/ids.ts';
@@ -13,17 +14,19 @@ import {
   Text,
   Timestamp,
 } from '../shared/wire.ts';
-import { type EventType, publishEvent } from '../webhooks/index.ts';
+import type { EventType } from '../webhooks/index.ts';
 import type { TaskStatus, TasksTable } from './compliance.table.ts';
 import {
   type ComplianceDeps,
   type ComplianceError,
   changedKeys,
   deleteRecord,
+  fieldChanges,
   findWorkspaceRow,
   lockWorkspaceRow,
   missingReference,
   notFound,
+  recordChange,
 } from './shared.ts';
 
 const TASK_STATUSES = ['open', 'completed'] as const satisfies readonly TaskStatus[];
@@ -156,6 +159,7 @@ export async function createTask(
   deps: ComplianceDeps,
   workspaceId: string,
   body: CreateTaskBody,
+  source: AuditSource,
 ): Promise<Result<Task, ComplianceError>> {
   return inTransaction(deps.db, async (trx) => {
     const missing = await missingReference(trx, workspaceId, referencesOf(body));
@@ -176,7 +180,12 @@ export async function createTask(
     };
     await trx.insertInto('tasks').values(row).execute();
     const task = toTask(row);
-    await publishEvent(trx, deps.clock, { workspaceId, type: 'task.created', data: task });
+    await recordChange(trx, deps, source, {
+      workspaceId,
+      type: 'task.created',
+      data: task,
+      target: { type: 'task', id: task.id, label: task.title },
+    });
     return ok(task);
   });
 }
@@ -187,6 +196,7 @@ export async function updateTask(
   workspaceId: string,
   id: string,
   body: UpdateTaskBody,
+  source: AuditSource,
 ): Promise<Result<Task, ComplianceError>> {
   return inTransaction(deps.db, async (trx) => {
     const existing = await lockWorkspaceRow(trx, 'tasks', workspaceId, id);
@@ -212,7 +222,13 @@ export async function updateTask(
       .where('id', '=', id)
       .execute();
     const task = toTask(row);
-    await publishEvent(trx, deps.clock, { workspaceId, type, data: task });
+    await recordChange(trx, deps, source, {
+      workspaceId,
+      type,
+      data: task,
+      target: { type: 'task', id: task.id, label: task.title },
+      changes: fieldChanges(existing, body),
+    });
     return ok(task);
   });
 }
@@ -221,6 +237,7 @@ export async function deleteTask(
   deps: ComplianceDeps,
   workspaceId: string,
   id: string,
+  source: AuditSource,
 ): Promise<Result<{ id: string }, ComplianceError>> {
-  return deleteRecord(deps, 'tasks', 'task.deleted', workspaceId, id);
+  return deleteRecord(deps, source, 'tasks', workspaceId, id);
 }

@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox';
+import type { AuditSource } from '../audit/index.ts';
 import { CREATION_ORDER, fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { newId } from '../shared/ids.ts';
@@ -191,6 +192,7 @@ export async function deleteVendor(
   deps: ComplianceDeps,
   workspaceId: string,
   id: string,
+  source: AuditSource,
 ): Promise<Result<{ id: string }, ComplianceError>> {
-  return deleteRecord(deps, 'vendors', 'vendor.deleted', workspaceId, id);
+  return deleteRecord(deps, source, 'vendors', workspaceId, id);
 }

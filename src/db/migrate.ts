@@ -20,6 +20,7 @@ import * as jobFairness from './migrations/0017_job_fairness.ts';
 import * as controlsVersions from './migrations/0018_controls_versions.ts';
 import * as storedFiles from './migrations/0020_stored_files.ts';
 import * as orderPageKeyHashes from './migrations/0021_order_page_key_hashes.ts';
+import * as auditChanges from './migrations/0022_audit_changes.ts';
 
 /** The one ordered set of migrations, for both dialects. Append only; never edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -43,6 +44,7 @@ export const migrations: Record<string, Migration> = {
   '0018_controls_versions': controlsVersions,
   '0020_stored_files': storedFiles,
   '0021_order_page_key_hashes': orderPageKeyHashes,
+  '0022_audit_changes': auditChanges,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema

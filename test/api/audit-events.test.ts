@@ -138,6 +138,45 @@ describe(`GET /api/v1/audit-events on ${testDialect}`, () => {
     assert.equal(stolen.body.code, 'invalid_cursor');
   });
 
+  it("records each change to a task with the key as the actor and what changed, and lists one record's events", async (t) => {
+    const { api } = await startWebhookFixture(t);
+    const later = () => api.runtime.clock.advance(1000);
+    const task = (await api.call('POST', '/tasks', { json: { title: 'Write the access policy' } })).body;
+    later();
+    await api.call('PATCH', `/tasks/${task.id}`, { json: { due_date: '2026-12-01', title: 'Write it' } });
+    later();
+    await api.call('PATCH', `/tasks/${task.id}`, { json: { status: 'completed' } });
+    later();
+    await api.call('POST', '/tasks', { json: { title: 'Another task' } });
+    later();
+    const listed = await api.call('GET', `/audit-events?target_id=${task.id}`);
+    assert.equal(listed.status, 200);
+    const events = listed.body.data as (AuditEvent & { changes: unknown })[];
+    assert.deepEqual(
+      events.map((event) => [event.action, event.target?.label, event.changes]),
+      [
+        ['task.completed', 'Write it', { status: { from: 'open', to: 'completed' } }],
+        [
+          'task.updated',
+          'Write it',
+          {
+            title: { from: 'Write the access policy', to: 'Write it' },
+            due_date: { from: null, to: '2026-12-01' },
+          },
+        ],
+        ['task.created', 'Write the access policy', null],
+      ],
+    );
+    for (const event of events) assert.match(event.actor.label, /^API key /);
+    const deleted = await api.call('DELETE', `/tasks/${task.id}`);
+    assert.equal(deleted.status, 204);
+    const afterDelete = await api.call('GET', `/audit-events?target_id=${task.id}&action=task.deleted`);
+    assert.deepEqual(
+      afterDelete.body.data.map((event: AuditEvent) => [event.action, event.target?.label]),
+      [['task.deleted', 'Write it']],
+    );
+  });
+
   it('is described in the OpenAPI document with its schema and an example', async (t) => {
     const { api } = await startWebhookFixture(t);
     const document = (await api.call('GET', '/openapi.json', { key: null })).body;

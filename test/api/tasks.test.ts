@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
 import { createTask, updateTask } from '../../src/compliance/index.ts';
 import { startApiFixture, walkPages } from '../helpers/api.ts';
 import { testDialect } from '../helpers/database.ts';
@@ -122,12 +123,12 @@ describe(`tasks on ${testDialect}`, () => {
     const deps = { db: api.runtime.database.db, clock: api.runtime.clock };
     const { workspaceId } = api.org;
     for (let round = 0; round < 5; round++) {
-      const created = await createTask(deps, workspaceId, { title: `Round ${round}` });
+      const created = await createTask(deps, workspaceId, { title: `Round ${round}` }, OPERATOR_SOURCE);
       const task = created.ok ? created.value : assert.fail(created.error.code);
       // In process, so both read the task before either writes (over HTTP they often arrive in turn).
       const [renamed, completed] = await Promise.all([
-        updateTask(deps, workspaceId, task.id, { title: `Renamed ${round}` }),
-        updateTask(deps, workspaceId, task.id, { status: 'completed' }),
+        updateTask(deps, workspaceId, task.id, { title: `Renamed ${round}` }, OPERATOR_SOURCE),
+        updateTask(deps, workspaceId, task.id, { status: 'completed' }, OPERATOR_SOURCE),
       ]);
       assert.ok(renamed.ok && completed.ok);
       const stored = (await api.call('GET', `/tasks/${task.id}`)).body;
@@ -205,7 +206,7 @@ describe(`list pagination on ${testDialect}`, () => {
     const deps = { db: api.runtime.database.db, clock: api.runtime.clock };
     const created: string[] = [];
     for (let i = 0; i < 1000; i++) {
-      const result = await createTask(deps, api.org.workspaceId, { title: `task ${i}` });
+      const result = await createTask(deps, api.org.workspaceId, { title: `task ${i}` }, OPERATOR_SOURCE);
       assert.ok(result.ok);
       created.push(result.value.id);
       if (i % 7 === 0) api.runtime.clock.advance(1);

@@ -9,7 +9,7 @@ import {
   UpdateRiskBody,
   updateRisk,
 } from '../../compliance/index.ts';
-import { workspaceOf } from '../auth.ts';
+import { auditSourceOf, workspaceOf } from '../auth.ts';
 import type { SchemaCatalog } from '../catalog.ts';
 import { type ApiDeps, type ApiScope, DeletedRecord, IdParams } from '../context.ts';
 import { NoContent, responses, sendComplianceError, sendNotFound } from '../errors.ts';
@@ -106,7 +106,7 @@ export function riskRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog)
       },
     },
     async (request, reply) => {
-      const result = await deleteRisk(deps, workspaceOf(request), request.params.id);
+      const result = await deleteRisk(deps, workspaceOf(request), request.params.id, auditSourceOf(request));
       if (!result.ok) return sendComplianceError(request, reply, result.error, 'risk');
       return reply.code(204).send(null);
     },

@@ -9,7 +9,7 @@ import {
   UpdateTaskBody,
   updateTask,
 } from '../../compliance/index.ts';
-import { workspaceOf } from '../auth.ts';
+import { auditSourceOf, workspaceOf } from '../auth.ts';
 import type { SchemaCatalog } from '../catalog.ts';
 import { type ApiDeps, type ApiScope, DeletedRecord, IdParams } from '../context.ts';
 import { NoContent, responses, sendComplianceError, sendNotFound } from '../errors.ts';
@@ -52,7 +52,7 @@ export function taskRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog)
       },
     },
     async (request, reply) => {
-      const result = await createTask(deps, workspaceOf(request), request.body);
+      const result = await createTask(deps, workspaceOf(request), request.body, auditSourceOf(request));
       if (!result.ok) return sendComplianceError(request, reply, result.error, 'task');
       return reply.code(201).send(result.value);
     },
@@ -86,7 +86,13 @@ export function taskRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog)
       },
     },
     async (request, reply) => {
-      const result = await updateTask(deps, workspaceOf(request), request.params.id, request.body);
+      const result = await updateTask(
+        deps,
+        workspaceOf(request),
+        request.params.id,
+        request.body,
+        auditSourceOf(request),
+      );
       return result.ok ? result.value : sendComplianceError(request, reply, result.error, 'task');
     },
   );
@@ -103,7 +109,7 @@ export function taskRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog)
       },
     },
     async (request, reply) => {
-      const result = await deleteTask(deps, workspaceOf(request), request.params.id);
+      const result = await deleteTask(deps, workspaceOf(request), request.params.id, auditSourceOf(request));
       if (!result.ok) return sendComplianceError(request, reply, result.error, 'task');
       return reply.code(204).send(null);
     },

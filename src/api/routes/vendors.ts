@@ -9,7 +9,7 @@ import {
   Vendor,
   VendorsFilter,
 } from '../../compliance/index.ts';
-import { workspaceOf } from '../auth.ts';
+import { auditSourceOf, workspaceOf } from '../auth.ts';
 import type { SchemaCatalog } from '../catalog.ts';
 import { type ApiDeps, type ApiScope, DeletedRecord, IdParams } from '../context.ts';
 import { NoContent, responses, sendComplianceError, sendNotFound } from '../errors.ts';
@@ -103,7 +103,12 @@ export function vendorRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatalo
       },
     },
     async (request, reply) => {
-      const result = await deleteVendor(deps, workspaceOf(request), request.params.id);
+      const result = await deleteVendor(
+        deps,
+        workspaceOf(request),
+        request.params.id,
+        auditSourceOf(request),
+      );
       if (!result.ok) return sendComplianceError(request, reply, result.error, 'vendor');
       return reply.code(204).send(null);
     },
