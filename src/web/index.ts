@@ -18,8 +18,9 @@ import { publicRoutes } from './routes/public.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { signInRoutes } from './routes/sign-in.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
-import { workspaceRoutes } from './routes/workspaces.ts';
+import { workspaceOverviewRoutes, workspaceRoutes } from './routes/workspaces.ts';
 import { hasValidCsrfToken, loadVisit, sessionCookiesFor } from './session.ts';
+import { registerWorkspacePages } from './workspace-scope.ts';
 
 export type { WebDeps } from './context.ts';
 
@@ -66,15 +67,18 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
   accountRoutes(scope, routeDeps);
   invitationRoutes(scope, routeDeps);
   workspaceRoutes(scope, routeDeps);
-  controlRoutes(scope, routeDeps);
-  integrationRoutes(scope, routeDeps);
-  memberRoutes(scope, routeDeps);
-  auditRoutes(scope, routeDeps);
   passkeyRoutes(scope, routeDeps);
-  webhookRoutes(scope, routeDeps);
   orderRoutes(scope, routeDeps);
-  billingRoutes(scope, routeDeps);
-  settingsRoutes(scope, routeDeps);
+  registerWorkspacePages(scope, routeDeps, [
+    workspaceOverviewRoutes,
+    controlRoutes,
+    integrationRoutes,
+    memberRoutes,
+    auditRoutes,
+    webhookRoutes,
+    billingRoutes,
+    settingsRoutes,
+  ]);
 }
 
 /**

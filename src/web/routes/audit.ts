@@ -10,8 +10,8 @@ import {
   listAuditEvents,
 } from '../../audit/index.ts';
 import { PositionMismatchError } from '../../db/keyset.ts';
-import { membershipFor } from '../guard.ts';
 import { sendPage } from '../render.ts';
+import { accessOf } from '../workspace-scope.ts';
 import type { RouteDeps } from './deps.ts';
 
 const PAGE_SIZE = 50;
@@ -41,9 +41,8 @@ const ACTION_OPTIONS = AUDIT_ACTION_NAMES.map((value) => ({ value, label: AUDIT_
 
 /** The audit log of a workspace for its owners and admins: a page newest first, and its CSV. */
 export function auditRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  app.get<AuditRequest>('/w/:workspaceId/audit', async (request, reply) => {
-    const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
-    if (!access) return reply;
+  app.get<AuditRequest>('/audit', { config: { workspaceRole: 'manage' } }, async (request, reply) => {
+    const access = accessOf(request);
     const workspace = access.membership.workspace;
     const filter = actionFilter(request.query.action);
     if (!filter) return sendBadFilter(request, reply, 'Choose an action from the list, or all actions.');
@@ -94,9 +93,8 @@ export function auditRoutes(app: FastifyInstance, deps: RouteDeps): void {
     });
   });
 
-  app.get<AuditRequest>('/w/:workspaceId/audit.csv', async (request, reply) => {
-    const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
-    if (!access) return reply;
+  app.get<AuditRequest>('/audit.csv', { config: { workspaceRole: 'manage' } }, async (request, reply) => {
+    const access = accessOf(request);
     const filter = actionFilter(request.query.action);
     if (!filter) return sendBadFilter(request, reply, 'Choose an action from the list, or all actions.');
     const workspaceId = access.membership.workspace.id;

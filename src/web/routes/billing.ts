@@ -9,8 +9,8 @@ import { formatBytes, PLAN_ENTITLEMENTS, PLANS, SELLABLE_ITEMS } from '../../cat
 import { listOrders } from '../../purchase/index.ts';
 import { paidTermStart, type Workspace } from '../../workspace/index.ts';
 import { field } from '../forms.ts';
-import { membershipFor } from '../guard.ts';
 import { sendNotFound, sendPage } from '../render.ts';
+import { accessOf } from '../workspace-scope.ts';
 import type { RouteDeps } from './deps.ts';
 
 type WorkspaceParams = { Params: { workspaceId: string } };
@@ -29,30 +29,32 @@ const CHANNEL_LABELS: Record<string, string> = { acp: 'ACP', ucp: 'UCP', mpp: 'M
 const PROVIDER_CHECKOUT_ID = /^cs_[A-Za-z0-9_]{1,250}$/;
 
 export function billingRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  app.get<WorkspaceParams>('/w/:workspaceId/billing', async (request, reply) => {
-    const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
-    if (!access) return reply;
+  app.get<WorkspaceParams>('/billing', { config: { workspaceRole: 'manage' } }, async (request, reply) => {
+    const access = accessOf(request);
     return billingPage(deps, request, reply, access.membership.workspace);
   });
 
-  app.post<WorkspaceParams>('/w/:workspaceId/billing/checkout', async (request, reply) => {
-    const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
-    if (!access) return reply;
-    const { workspace } = access.membership;
-    const started = await startCheckout(deps.billing, {
-      workspaceId: workspace.id,
-      itemId: field(request, 'item'),
-      startedBy: { id: access.user.id, email: access.user.email },
-    });
-    if (started.ok) return reply.redirect(started.value.url, 303);
-    return billingPage(deps, request, reply, workspace, START_REFUSALS[started.error.code]);
-  });
+  app.post<WorkspaceParams>(
+    '/billing/checkout',
+    { config: { workspaceRole: 'manage' } },
+    async (request, reply) => {
+      const access = accessOf(request);
+      const { workspace } = access.membership;
+      const started = await startCheckout(deps.billing, {
+        workspaceId: workspace.id,
+        itemId: field(request, 'item'),
+        startedBy: { id: access.user.id, email: access.user.email },
+      });
+      if (started.ok) return reply.redirect(started.value.url, 303);
+      return billingPage(deps, request, reply, workspace, START_REFUSALS[started.error.code]);
+    },
+  );
 
   app.get<WorkspaceParams & { Querystring: { checkout?: string } }>(
-    '/w/:workspaceId/billing/return',
+    '/billing/return',
+    { config: { workspaceRole: 'manage' } },
     async (request, reply) => {
-      const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
-      if (!access) return reply;
+      const access = accessOf(request);
       const checkoutId = request.query.checkout;
       if (typeof checkoutId !== 'string' || !PROVIDER_CHECKOUT_ID.test(checkoutId))
         return sendNotFound(request, reply);

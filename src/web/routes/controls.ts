@@ -14,8 +14,8 @@ import { type Position, PositionMismatchError } from '../../db/keyset.ts';
 import { canManageWorkspace, type Membership } from '../../workspace/index.ts';
 import { field, isIdInput, isStorable } from '../forms.ts';
 import { STATUS_LABELS, THEME_LABELS } from '../glance.ts';
-import { membershipFor } from '../guard.ts';
 import { sendNotFound, sendPage } from '../render.ts';
+import { accessOf } from '../workspace-scope.ts';
 import type { RouteDeps } from './deps.ts';
 
 /** The REST API's default page size, so a page here is a page there. */
@@ -172,9 +172,8 @@ async function controlsPage(
  * `PATCH /api/v1/controls/{id}` does, and so publishes the same `control.updated` event.
  */
 export function controlRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  app.get<ControlsRequest>('/w/:workspaceId/controls', async (request, reply) => {
-    const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'view');
-    if (!access) return reply;
+  app.get<ControlsRequest>('/controls', async (request, reply) => {
+    const access = accessOf(request);
     const state = listState((name) => request.query[name]);
     if (!state) {
       return sendBadList(
@@ -188,9 +187,8 @@ export function controlRoutes(app: FastifyInstance, deps: RouteDeps): void {
     return controlsPage(deps, request, reply, access.membership, state, { notice });
   });
 
-  app.post<ControlChange>('/w/:workspaceId/controls/:controlId', async (request, reply) => {
-    const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'view');
-    if (!access) return reply;
+  app.post<ControlChange>('/controls/:controlId', async (request, reply) => {
+    const access = accessOf(request);
     const workspaceId = access.membership.workspace.id;
     const state = listState((name) => {
       const value = field(request, `list_${name}`);

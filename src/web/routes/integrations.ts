@@ -15,9 +15,9 @@ import type { Workspace } from '../../workspace/index.ts';
 import { userSourceOf } from '../audit.ts';
 import { newFormId, onceForForm, sentBeforeMessage } from '../form-once.ts';
 import { DIRECTION_CONTROLS_REFUSED, field, isDisplayName, isIdInput, isStorable } from '../forms.ts';
-import { membershipFor } from '../guard.ts';
 import { planLimitRefusal } from '../plan-limit.ts';
 import { sendNotFound, sendPage } from '../render.ts';
+import { accessOf } from '../workspace-scope.ts';
 import type { RouteDeps } from './deps.ts';
 
 const KEY_NAME_MAX_LENGTH = 100;
@@ -109,15 +109,13 @@ async function integrationsPage(
 }
 
 export function integrationRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  app.get<Params>('/w/:workspaceId/integrations', async (request, reply) => {
-    const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
-    if (!access) return reply;
+  app.get<Params>('/integrations', { config: { workspaceRole: 'manage' } }, async (request, reply) => {
+    const access = accessOf(request);
     return integrationsPage(deps, request, reply, access.membership.workspace);
   });
 
-  app.post<Params>('/w/:workspaceId/integrations/keys', async (request, reply) => {
-    const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
-    if (!access) return reply;
+  app.post<Params>('/integrations/keys', { config: { workspaceRole: 'manage' } }, async (request, reply) => {
+    const access = accessOf(request);
     const workspace = access.membership.workspace;
     const form = { name: field(request, 'name').trim(), expires_in: field(request, 'expires_in') || 'never' };
     const expiry = EXPIRY_OPTIONS.find((option) => option.value === form.expires_in);
@@ -178,10 +176,10 @@ export function integrationRoutes(app: FastifyInstance, deps: RouteDeps): void {
   });
 
   app.post<{ Params: { workspaceId: string; keyId: string } }>(
-    '/w/:workspaceId/integrations/keys/:keyId/revoke',
+    '/integrations/keys/:keyId/revoke',
+    { config: { workspaceRole: 'manage' } },
     async (request, reply) => {
-      const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
-      if (!access) return reply;
+      const access = accessOf(request);
       const revoked = await revokeWorkspaceApiKey(
         deps.db,
         deps.clock,
@@ -193,54 +191,60 @@ export function integrationRoutes(app: FastifyInstance, deps: RouteDeps): void {
     },
   );
 
-  app.get<KeyParams>('/w/:workspaceId/integrations/keys/:keyId/rotate', async (request, reply) => {
-    const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
-    if (!access) return reply;
-    const workspace = access.membership.workspace;
-    const key = await rotatableKey(deps, request, reply, workspace, request.params.keyId);
-    if (!key) return reply;
-    return rotatePage(request, reply, workspace, key, { overlap: DEFAULT_OVERLAP, errors: [] });
-  });
+  app.get<KeyParams>(
+    '/integrations/keys/:keyId/rotate',
+    { config: { workspaceRole: 'manage' } },
+    async (request, reply) => {
+      const access = accessOf(request);
+      const workspace = access.membership.workspace;
+      const key = await rotatableKey(deps, request, reply, workspace, request.params.keyId);
+      if (!key) return reply;
+      return rotatePage(request, reply, workspace, key, { overlap: DEFAULT_OVERLAP, errors: [] });
+    },
+  );
 
-  app.post<KeyParams>('/w/:workspaceId/integrations/keys/:keyId/rotate', async (request, reply) => {
-    const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
-    if (!access) return reply;
-    const workspace = access.membership.workspace;
-    const key = await rotatableKey(deps, request, reply, workspace, request.params.keyId);
-    if (!key) return reply;
-    const overlap = OVERLAP_OPTIONS.find((option) => option.value === field(request, 'overlap'));
-    if (!overlap) {
-      const errors = [{ field: 'overlap', message: 'Choose when the old key stops working.' }];
-      return rotatePage(request, reply, workspace, key, { overlap: DEFAULT_OVERLAP, errors }, 400);
-    }
-    const revokeOldAt = new Date(deps.clock.now().getTime() + overlap.ms);
-    const rotated = await rotateApiKey(
-      deps.db,
-      deps.clock,
-      key.id,
-      userSourceOf(request, access.user),
-      revokeOldAt,
-    );
-    if (!rotated.ok) {
-      const error = rotated.error;
-      if (error.code === 'not_found') return sendNotFound(request, reply);
-      if (error.code === 'plan_limit_reached') {
-        const { status, code, message } = planLimitRefusal(deps.config.baseUrl, workspace.id, error);
-        const errors = [{ field: 'overlap', message: `${message} ${OVERLAP_AT_LIMIT}` }];
-        return rotatePage(
-          request,
-          reply,
-          workspace,
-          key,
-          { overlap: 'now', errors, errorCode: code },
-          status,
-        );
+  app.post<KeyParams>(
+    '/integrations/keys/:keyId/rotate',
+    { config: { workspaceRole: 'manage' } },
+    async (request, reply) => {
+      const access = accessOf(request);
+      const workspace = access.membership.workspace;
+      const key = await rotatableKey(deps, request, reply, workspace, request.params.keyId);
+      if (!key) return reply;
+      const overlap = OVERLAP_OPTIONS.find((option) => option.value === field(request, 'overlap'));
+      if (!overlap) {
+        const errors = [{ field: 'overlap', message: 'Choose when the old key stops working.' }];
+        return rotatePage(request, reply, workspace, key, { overlap: DEFAULT_OVERLAP, errors }, 400);
       }
-      return sendKeyNotRotatable(request, reply, workspace, NOT_ROTATABLE[error.code]);
-    }
-    const { old: replaced, ...created } = rotated.value;
-    return integrationsPage(deps, request, reply, workspace, { created, replaced }, 201);
-  });
+      const revokeOldAt = new Date(deps.clock.now().getTime() + overlap.ms);
+      const rotated = await rotateApiKey(
+        deps.db,
+        deps.clock,
+        key.id,
+        userSourceOf(request, access.user),
+        revokeOldAt,
+      );
+      if (!rotated.ok) {
+        const error = rotated.error;
+        if (error.code === 'not_found') return sendNotFound(request, reply);
+        if (error.code === 'plan_limit_reached') {
+          const { status, code, message } = planLimitRefusal(deps.config.baseUrl, workspace.id, error);
+          const errors = [{ field: 'overlap', message: `${message} ${OVERLAP_AT_LIMIT}` }];
+          return rotatePage(
+            request,
+            reply,
+            workspace,
+            key,
+            { overlap: 'now', errors, errorCode: code },
+            status,
+          );
+        }
+        return sendKeyNotRotatable(request, reply, workspace, NOT_ROTATABLE[error.code]);
+      }
+      const { old: replaced, ...created } = rotated.value;
+      return integrationsPage(deps, request, reply, workspace, { created, replaced }, 201);
+    },
+  );
 }
 
 /** With an overlap both keys count against the plan until the old one stops; without, the new one replaces it. */

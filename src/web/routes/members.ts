@@ -23,6 +23,7 @@ import { field } from '../forms.ts';
 import { membershipFor } from '../guard.ts';
 import { planLimitRefusal } from '../plan-limit.ts';
 import { sendNotFound, sendPage } from '../render.ts';
+import { accessOf } from '../workspace-scope.ts';
 import type { RouteDeps } from './deps.ts';
 import { minutesUntil } from './sign-in.ts';
 
@@ -184,66 +185,64 @@ async function answer(
 export function memberRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const ctx = { clock: deps.clock, baseUrl: deps.config.baseUrl };
 
-  app.get<Params & { Querystring: { notice?: string } }>(
-    '/w/:workspaceId/members',
+  app.get<Params & { Querystring: { notice?: string } }>('/members', async (request, reply) => {
+    const access = accessOf(request);
+    const notice = request.query.notice;
+    return membersPage(deps, request, reply, access, {
+      notice: notice && Object.hasOwn(NOTICES, notice) ? NOTICES[notice as keyof typeof NOTICES] : undefined,
+    });
+  });
+
+  app.post<Params>(
+    '/members/invitations',
+    { config: { workspaceRole: 'manage' } },
     async (request, reply) => {
-      const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'view');
-      if (!access) return reply;
-      const notice = request.query.notice;
-      return membersPage(deps, request, reply, access, {
-        notice:
-          notice && Object.hasOwn(NOTICES, notice) ? NOTICES[notice as keyof typeof NOTICES] : undefined,
-      });
+      const access = accessOf(request);
+      const form = { email: field(request, 'email').trim(), role: field(request, 'role') };
+      if (!isRole(form.role)) {
+        return membersPage(
+          deps,
+          request,
+          reply,
+          access,
+          { errors: [{ field: 'role', message: 'Choose a role.' }], errorCode: 'invalid_role', form },
+          400,
+        );
+      }
+      const role = form.role;
+      const once = await onceForForm(
+        deps,
+        request,
+        `member-invitation:${access.membership.workspace.id}:${access.user.id}`,
+        () =>
+          inviteMember(
+            deps.db,
+            ctx,
+            {
+              workspaceId: access.membership.workspace.id,
+              actorUserId: access.user.id,
+              email: form.email,
+              role,
+            },
+            userSourceOf(request, access.user),
+          ),
+        (result) => result.ok,
+      );
+      // Sent twice (a double click): a finished first sending invited (a refusal frees the form id);
+      // one still under way shows on the page once it is done.
+      if (once.kind === 'sent_before') {
+        const workspaceId = access.membership.workspace.id;
+        return reply.redirect(membersUrl(workspaceId, once.finished ? 'invited' : undefined), 303);
+      }
+      return answer(deps, request, reply, access, once.result, { notice: 'invited' }, form);
     },
   );
 
-  app.post<Params>('/w/:workspaceId/members/invitations', async (request, reply) => {
-    const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
-    if (!access) return reply;
-    const form = { email: field(request, 'email').trim(), role: field(request, 'role') };
-    if (!isRole(form.role)) {
-      return membersPage(
-        deps,
-        request,
-        reply,
-        access,
-        { errors: [{ field: 'role', message: 'Choose a role.' }], errorCode: 'invalid_role', form },
-        400,
-      );
-    }
-    const role = form.role;
-    const once = await onceForForm(
-      deps,
-      request,
-      `member-invitation:${access.membership.workspace.id}:${access.user.id}`,
-      () =>
-        inviteMember(
-          deps.db,
-          ctx,
-          {
-            workspaceId: access.membership.workspace.id,
-            actorUserId: access.user.id,
-            email: form.email,
-            role,
-          },
-          userSourceOf(request, access.user),
-        ),
-      (result) => result.ok,
-    );
-    // Sent twice (a double click): a finished first sending invited (a refusal frees the form id);
-    // one still under way shows on the page once it is done.
-    if (once.kind === 'sent_before') {
-      const workspaceId = access.membership.workspace.id;
-      return reply.redirect(membersUrl(workspaceId, once.finished ? 'invited' : undefined), 303);
-    }
-    return answer(deps, request, reply, access, once.result, { notice: 'invited' }, form);
-  });
-
   app.post<InvitationParams>(
-    '/w/:workspaceId/members/invitations/:invitationId/resend',
+    '/members/invitations/:invitationId/resend',
+    { config: { workspaceRole: 'manage' } },
     async (request, reply) => {
-      const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
-      if (!access) return reply;
+      const access = accessOf(request);
       const result = await resendMemberInvitation(
         deps.db,
         ctx,
@@ -259,10 +258,10 @@ export function memberRoutes(app: FastifyInstance, deps: RouteDeps): void {
   );
 
   app.post<InvitationParams>(
-    '/w/:workspaceId/members/invitations/:invitationId/revoke',
+    '/members/invitations/:invitationId/revoke',
+    { config: { workspaceRole: 'manage' } },
     async (request, reply) => {
-      const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
-      if (!access) return reply;
+      const access = accessOf(request);
       const result = await revokeMemberInvitation(
         deps.db,
         ctx,
@@ -277,53 +276,58 @@ export function memberRoutes(app: FastifyInstance, deps: RouteDeps): void {
     },
   );
 
-  app.post<MemberParams>('/w/:workspaceId/members/:memberId/role', async (request, reply) => {
-    const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
-    if (!access) return reply;
-    const role = field(request, 'role');
-    if (!isRole(role)) {
-      return membersPage(
-        deps,
-        request,
-        reply,
-        access,
-        { errors: [{ message: 'Choose a role.' }], errorCode: 'invalid_role' },
-        400,
+  app.post<MemberParams>(
+    '/members/:memberId/role',
+    { config: { workspaceRole: 'manage' } },
+    async (request, reply) => {
+      const access = accessOf(request);
+      const role = field(request, 'role');
+      if (!isRole(role)) {
+        return membersPage(
+          deps,
+          request,
+          reply,
+          access,
+          { errors: [{ message: 'Choose a role.' }], errorCode: 'invalid_role' },
+          400,
+        );
+      }
+      const result = await changeMemberRole(
+        deps.db,
+        ctx,
+        {
+          workspaceId: access.membership.workspace.id,
+          actorUserId: access.user.id,
+          memberId: request.params.memberId,
+          role,
+        },
+        userSourceOf(request, access.user),
       );
-    }
-    const result = await changeMemberRole(
-      deps.db,
-      ctx,
-      {
-        workspaceId: access.membership.workspace.id,
-        actorUserId: access.user.id,
-        memberId: request.params.memberId,
-        role,
-      },
-      userSourceOf(request, access.user),
-    );
-    return answer(deps, request, reply, access, result, { notice: 'role' });
-  });
+      return answer(deps, request, reply, access, result, { notice: 'role' });
+    },
+  );
 
-  app.post<MemberParams>('/w/:workspaceId/members/:memberId/remove', async (request, reply) => {
-    const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
-    if (!access) return reply;
-    const result = await removeMember(
-      deps.db,
-      ctx,
-      {
-        workspaceId: access.membership.workspace.id,
-        actorUserId: access.user.id,
-        memberId: request.params.memberId,
-      },
-      userSourceOf(request, access.user),
-    );
-    return answer(deps, request, reply, access, result, { notice: 'removed' });
-  });
+  app.post<MemberParams>(
+    '/members/:memberId/remove',
+    { config: { workspaceRole: 'manage' } },
+    async (request, reply) => {
+      const access = accessOf(request);
+      const result = await removeMember(
+        deps.db,
+        ctx,
+        {
+          workspaceId: access.membership.workspace.id,
+          actorUserId: access.user.id,
+          memberId: request.params.memberId,
+        },
+        userSourceOf(request, access.user),
+      );
+      return answer(deps, request, reply, access, result, { notice: 'removed' });
+    },
+  );
 
-  app.post<Params>('/w/:workspaceId/members/transfer', async (request, reply) => {
-    const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
-    if (!access) return reply;
+  app.post<Params>('/members/transfer', { config: { workspaceRole: 'manage' } }, async (request, reply) => {
+    const access = accessOf(request);
     const result = await transferOwnership(
       deps.db,
       ctx,
@@ -338,9 +342,8 @@ export function memberRoutes(app: FastifyInstance, deps: RouteDeps): void {
     return answer(deps, request, reply, access, result, { notice: 'transferred' });
   });
 
-  app.post<Params>('/w/:workspaceId/members/leave', async (request, reply) => {
-    const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'view');
-    if (!access) return reply;
+  app.post<Params>('/members/leave', async (request, reply) => {
+    const access = accessOf(request);
     const result = await leaveWorkspace(
       deps.db,
       ctx,

@@ -11,6 +11,7 @@ import { userSourceOf } from '../audit.ts';
 import { DIRECTION_CONTROLS_REFUSED, field } from '../forms.ts';
 import { membershipFor } from '../guard.ts';
 import { sendForbidden, sendNotFound, sendPage } from '../render.ts';
+import { accessOf } from '../workspace-scope.ts';
 import type { RouteDeps } from './deps.ts';
 
 type Params = { Params: { workspaceId: string } };
@@ -78,22 +79,16 @@ async function refused(
  * the role again under the workspace's lock, so an admin or member posting the form gets 403.
  */
 export function settingsRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  app.get<Params & { Querystring: { notice?: string } }>(
-    '/w/:workspaceId/settings',
-    async (request, reply) => {
-      const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'view');
-      if (!access) return reply;
-      const notice = request.query.notice;
-      return settingsPage(request, reply, access.membership, {
-        notice:
-          notice && Object.hasOwn(NOTICES, notice) ? NOTICES[notice as keyof typeof NOTICES] : undefined,
-      });
-    },
-  );
+  app.get<Params & { Querystring: { notice?: string } }>('/settings', async (request, reply) => {
+    const access = accessOf(request);
+    const notice = request.query.notice;
+    return settingsPage(request, reply, access.membership, {
+      notice: notice && Object.hasOwn(NOTICES, notice) ? NOTICES[notice as keyof typeof NOTICES] : undefined,
+    });
+  });
 
-  app.post<Params>('/w/:workspaceId/settings/name', async (request, reply) => {
-    const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'view');
-    if (!access) return reply;
+  app.post<Params>('/settings/name', async (request, reply) => {
+    const access = accessOf(request);
     const workspaceId = access.membership.workspace.id;
     if (access.membership.role !== 'owner') return sendForbidden(request, reply, OWNERS_ONLY);
     const name = field(request, 'name');

@@ -28,9 +28,9 @@ import type { Workspace } from '../../workspace/index.ts';
 import { userSourceOf } from '../audit.ts';
 import { newFormId, onceForForm, sentBeforeMessage } from '../form-once.ts';
 import { field, fieldValues, isIdInput } from '../forms.ts';
-import { membershipFor } from '../guard.ts';
 import { planLimitRefusal } from '../plan-limit.ts';
 import { sendNotFound, sendPage } from '../render.ts';
+import { accessOf } from '../workspace-scope.ts';
 import type { RouteDeps } from './deps.ts';
 
 /** How many of a subscription's deliveries its page shows, newest first. */
@@ -266,8 +266,7 @@ export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
     request: FastifyRequest<HookParams>,
     reply: FastifyReply,
   ): Promise<{ workspace: Workspace; subscription: WebhookSubscription; source: AuditSource } | undefined> {
-    const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
-    if (!access) return undefined;
+    const access = accessOf(request);
     const workspace = access.membership.workspace;
     const subscription = isIdInput(request.params.hookId)
       ? await getSubscription(hooks, workspace.id, request.params.hookId)
@@ -279,62 +278,73 @@ export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
     return { workspace, subscription, source: userSourceOf(request, access.user) };
   }
 
-  app.get<WorkspaceParams>('/w/:workspaceId/integrations/webhooks', async (request, reply) => {
-    const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
-    if (!access) return reply;
-    return listPage(request, reply, access.membership.workspace, {});
-  });
+  app.get<WorkspaceParams>(
+    '/integrations/webhooks',
+    { config: { workspaceRole: 'manage' } },
+    async (request, reply) => {
+      const access = accessOf(request);
+      return listPage(request, reply, access.membership.workspace, {});
+    },
+  );
 
-  app.post<WorkspaceParams>('/w/:workspaceId/integrations/webhooks', async (request, reply) => {
-    const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'manage');
-    if (!access) return reply;
-    const workspace = access.membership.workspace;
-    const form = subscriptionForm(request);
-    const body = {
-      url: form.url,
-      event_types: form.eventTypes,
-      ...(form.description === '' ? {} : { description: form.description }),
-    };
-    const invalid = schemaErrors(CreateSubscriptionBody, body);
-    if (invalid.length > 0) return listPage(request, reply, workspace, { errors: invalid, form }, 400);
-    const once = await onceForForm(
-      deps,
-      request,
-      `webhook:${workspace.id}:${access.user.id}`,
-      () =>
-        createSubscription(
-          hooks,
-          workspace.id,
-          body as CreateSubscriptionBody,
-          userSourceOf(request, access.user),
-        ),
-      (result) => result.ok,
-    );
-    if (once.kind === 'sent_before') {
-      const message = sentBeforeMessage(
-        once,
-        'This form was sent already, and the subscription it created is in the list. Its signing secret was ' +
-          'shown once: if you did not copy it, rotate the secret on the subscription’s page.',
+  app.post<WorkspaceParams>(
+    '/integrations/webhooks',
+    { config: { workspaceRole: 'manage' } },
+    async (request, reply) => {
+      const access = accessOf(request);
+      const workspace = access.membership.workspace;
+      const form = subscriptionForm(request);
+      const body = {
+        url: form.url,
+        event_types: form.eventTypes,
+        ...(form.description === '' ? {} : { description: form.description }),
+      };
+      const invalid = schemaErrors(CreateSubscriptionBody, body);
+      if (invalid.length > 0) return listPage(request, reply, workspace, { errors: invalid, form }, 400);
+      const once = await onceForForm(
+        deps,
+        request,
+        `webhook:${workspace.id}:${access.user.id}`,
+        () =>
+          createSubscription(
+            hooks,
+            workspace.id,
+            body as CreateSubscriptionBody,
+            userSourceOf(request, access.user),
+          ),
+        (result) => result.ok,
       );
-      return listPage(request, reply, workspace, { errors: [{ message }] }, 409);
-    }
-    const created = once.result;
-    if (!created.ok) {
-      if (created.error.code === 'not_found') return sendNotFound(request, reply);
-      const { error, status, code } = refusalOf(created.error, deps.config.baseUrl, workspace.id);
-      return listPage(request, reply, workspace, { errors: [error], errorCode: code, form }, status);
-    }
-    return listPage(request, reply, workspace, { created: created.value }, 201);
-  });
+      if (once.kind === 'sent_before') {
+        const message = sentBeforeMessage(
+          once,
+          'This form was sent already, and the subscription it created is in the list. Its signing secret was ' +
+            'shown once: if you did not copy it, rotate the secret on the subscription’s page.',
+        );
+        return listPage(request, reply, workspace, { errors: [{ message }] }, 409);
+      }
+      const created = once.result;
+      if (!created.ok) {
+        if (created.error.code === 'not_found') return sendNotFound(request, reply);
+        const { error, status, code } = refusalOf(created.error, deps.config.baseUrl, workspace.id);
+        return listPage(request, reply, workspace, { errors: [error], errorCode: code, form }, status);
+      }
+      return listPage(request, reply, workspace, { created: created.value }, 201);
+    },
+  );
 
-  app.get<HookParams>('/w/:workspaceId/integrations/webhooks/:hookId', async (request, reply) => {
-    const found = await managedSubscription(request, reply);
-    if (!found) return reply;
-    return detailPage(request, reply, found.workspace, found.subscription);
-  });
+  app.get<HookParams>(
+    '/integrations/webhooks/:hookId',
+    { config: { workspaceRole: 'manage' } },
+    async (request, reply) => {
+      const found = await managedSubscription(request, reply);
+      if (!found) return reply;
+      return detailPage(request, reply, found.workspace, found.subscription);
+    },
+  );
 
   app.post<HookParams>(
-    '/w/:workspaceId/integrations/webhooks/:hookId/event-types',
+    '/integrations/webhooks/:hookId/event-types',
+    { config: { workspaceRole: 'manage' } },
     async (request, reply) => {
       const found = await managedSubscription(request, reply);
       if (!found) return reply;
@@ -362,7 +372,8 @@ export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
     ['resume', 'enabled'],
   ] as const) {
     app.post<HookParams>(
-      `/w/:workspaceId/integrations/webhooks/:hookId/${action}`,
+      `/integrations/webhooks/:hookId/${action}`,
+      { config: { workspaceRole: 'manage' } },
       async (request, reply) => {
         const found = await managedSubscription(request, reply);
         if (!found) return reply;
@@ -380,7 +391,8 @@ export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
   }
 
   app.post<HookParams>(
-    '/w/:workspaceId/integrations/webhooks/:hookId/rotate-secret',
+    '/integrations/webhooks/:hookId/rotate-secret',
+    { config: { workspaceRole: 'manage' } },
     async (request, reply) => {
       const found = await managedSubscription(request, reply);
       if (!found) return reply;
@@ -413,17 +425,22 @@ export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
     },
   );
 
-  app.post<HookParams>('/w/:workspaceId/integrations/webhooks/:hookId/delete', async (request, reply) => {
-    const found = await managedSubscription(request, reply);
-    if (!found) return reply;
-    const { workspace, subscription, source } = found;
-    const deleted = await deleteSubscription(hooks, workspace.id, subscription.id, source);
-    if (!deleted.ok) return sendNotFound(request, reply);
-    return reply.redirect(listUrl(workspace), 303);
-  });
+  app.post<HookParams>(
+    '/integrations/webhooks/:hookId/delete',
+    { config: { workspaceRole: 'manage' } },
+    async (request, reply) => {
+      const found = await managedSubscription(request, reply);
+      if (!found) return reply;
+      const { workspace, subscription, source } = found;
+      const deleted = await deleteSubscription(hooks, workspace.id, subscription.id, source);
+      if (!deleted.ok) return sendNotFound(request, reply);
+      return reply.redirect(listUrl(workspace), 303);
+    },
+  );
 
   app.post<DeliveryParams>(
-    '/w/:workspaceId/integrations/webhooks/:hookId/deliveries/:deliveryId/redeliver',
+    '/integrations/webhooks/:hookId/deliveries/:deliveryId/redeliver',
+    { config: { workspaceRole: 'manage' } },
     async (request, reply) => {
       const found = await managedSubscription(request, reply);
       if (!found) return reply;

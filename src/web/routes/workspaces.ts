@@ -2,8 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { PLANS } from '../../catalog/index.ts';
 import { canManageWorkspace, listMemberships } from '../../workspace/index.ts';
 import { BAR_ORDER, IMPACT_LABELS, RATING_LABELS, STATUS_LABELS, workspaceGlance } from '../glance.ts';
-import { membershipFor, signedInUser } from '../guard.ts';
+import { signedInUser } from '../guard.ts';
 import { sendPage } from '../render.ts';
+import { accessOf } from '../workspace-scope.ts';
 import type { RouteDeps } from './deps.ts';
 
 const planNames = Object.fromEntries(Object.values(PLANS).map((plan) => [plan.id, plan.name]));
@@ -24,11 +25,12 @@ export function workspaceRoutes(app: FastifyInstance, deps: RouteDeps): void {
     const only = memberships.length === 1 ? memberships[0] : undefined;
     return reply.redirect(only ? `/w/${encodeURIComponent(only.workspace.id)}` : '/workspaces', 303);
   });
+}
 
-  app.get<{ Params: { workspaceId: string } }>('/w/:workspaceId', async (request, reply) => {
-    const access = await membershipFor(deps, request, reply, request.params.workspaceId, 'view');
-    if (!access) return reply;
-    const { workspace, role } = access.membership;
+/** The workspace at a glance: its readiness, plan and what needs doing. */
+export function workspaceOverviewRoutes(app: FastifyInstance, deps: RouteDeps): void {
+  app.get('', async (request, reply) => {
+    const { workspace, role } = accessOf(request).membership;
     return sendPage(request, reply, 'workspace', {
       title: workspace.name,
       workspace,

@@ -1,0 +1,56 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { User } from '../accounts/index.ts';
+import type { Membership } from '../workspace/index.ts';
+import { membershipFor } from './guard.ts';
+import type { RouteDeps } from './routes/deps.ts';
+
+/** What a workspace page needs of its visitor: any member (`view`), or an owner or admin (`manage`). */
+export type WorkspaceRole = 'view' | 'manage';
+
+/** The signed-in account and its membership of the workspace in the URL. */
+export interface WorkspaceAccess {
+  user: User;
+  membership: Membership;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The role a route under `/w/:workspaceId` needs; `view` (any member) when not given. */
+    workspaceRole?: WorkspaceRole;
+  }
+  interface FastifyRequest {
+    workspaceAccess?: WorkspaceAccess;
+  }
+}
+
+/** The routes of one page group under `/w/:workspaceId`, paths relative to it. */
+export type WorkspacePages = (scope: FastifyInstance, deps: RouteDeps) => void;
+
+/**
+ * One scope for every page of a workspace: its hook resolves the membership once, before the body
+ * is read, and answers a visitor who is not signed in (the sign-in page, coming back here), not a
+ * member (404: whether the workspace exists is not their business) or lacks the route's role (403);
+ * handlers read the result with `accessOf`.
+ */
+export function registerWorkspacePages(app: FastifyInstance, deps: RouteDeps, pages: WorkspacePages[]): void {
+  app.register(
+    async (scope) => {
+      scope.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+        const { workspaceId } = request.params as { workspaceId: string };
+        const role = request.routeOptions.config.workspaceRole ?? 'view';
+        const access = await membershipFor(deps, request, reply, workspaceId, role);
+        if (!access) return reply;
+        request.workspaceAccess = access;
+      });
+      for (const register of pages) register(scope, deps);
+    },
+    { prefix: '/w/:workspaceId' },
+  );
+}
+
+/** The access the workspace scope resolved for this request. */
+export function accessOf(request: FastifyRequest): WorkspaceAccess {
+  const access = request.workspaceAccess;
+  if (!access) throw new Error(`${request.routeOptions.url} is not a workspace page`);
+  return access;
+}
