@@ -94,9 +94,27 @@ function isSameSiteRequest(request: FastifyRequest, origin: string): boolean {
   return site === 'same-origin';
 }
 
-/** The web app's wording of a service error: a page, never a stack. */
+/**
+ * The web app's wording of a service error: a page, never a stack. A query string a list does not
+ * take (a filter value it does not offer) is `invalid_filter`: the list's links are the way in.
+ */
 function answerWithErrorPage(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  const status = statusOf(serviceErrorOf(error, request));
+  const serviceError = serviceErrorOf(error, request);
+  const status = statusOf(serviceError);
+  if (serviceError.code === 'invalid_request' && serviceError.part === 'querystring') {
+    return sendPage(
+      request,
+      reply,
+      'error',
+      {
+        title: 'Not a filter of this list',
+        heading: 'This list cannot be shown',
+        message: 'Choose the filters from the lists on the page, and search for at most 200 characters.',
+        errorCode: 'invalid_filter',
+      },
+      400,
+    );
+  }
   return sendPage(
     request,
     reply,

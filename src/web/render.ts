@@ -97,6 +97,30 @@ const helpers = {
 
 export type PageData = { title: string; errorCode?: string } & Record<string, unknown>;
 
+/**
+ * The data of each typed page, by view name: `views/<name>.view.ts` declares its page's type here
+ * (declaration merging) beside the template, and `sendView` holds a route to it at type-check time.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by the views' declarations
+export interface PageViews {}
+
+/** Sends a typed page (see `PageViews`). */
+export function sendView<V extends keyof PageViews & string>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  view: V,
+  data: PageViews[V] & PageBase,
+  status = 200,
+): FastifyReply {
+  return sendPage(request, reply, view, asPageData(data), status);
+}
+
+type PageBase = { title: string; errorCode?: string | undefined };
+
+function asPageData<T extends PageBase>(data: T): PageData {
+  return { ...data };
+}
+
 /** The stable code an error page names in `<meta name="error-code">`, unless the page gives its own. */
 const ERROR_CODES: Record<number, string> = {
   400: 'invalid_request',

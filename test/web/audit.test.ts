@@ -96,7 +96,7 @@ describe(`the audit log page on ${testDialect}`, () => {
       `/w/${workspaceId}/audit?cursor=${Buffer.from('{"p":[1],"f":"x"}').toString('base64url')}`,
     );
     assert.equal(forged.status, 400);
-    assert.match(forged.body, /<meta name="error-code" content="invalid_request">/);
+    assert.match(forged.body, /<meta name="error-code" content="invalid_cursor">/);
   });
 
   it('exports the same list as CSV, with cells that would run as formulas neutralised', async (t) => {

@@ -1,100 +1,40 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { decodeCursor, encodeCursor } from '../../api/index.ts';
+import { Type } from 'typebox';
 import {
-  CONTROL_STATUSES,
-  CONTROL_THEMES,
-  type ControlStatus,
-  type ControlTheme,
+  type Control,
   listControls,
   listPeople,
   type Person,
   updateControl,
 } from '../../compliance/index.ts';
-import { type Position, PositionMismatchError } from '../../db/keyset.ts';
+import type { Position } from '../../db/keyset.ts';
 import { canManageWorkspace, type Membership } from '../../workspace/index.ts';
-import { field, isIdInput, isStorable } from '../forms.ts';
-import { STATUS_LABELS, THEME_LABELS } from '../glance.ts';
-import { sendNotFound, sendPage } from '../render.ts';
+import { isIdInput } from '../forms.ts';
+import {
+  filterOf,
+  type ListDefinition,
+  type ListFilter,
+  listQuerySchema,
+  listUrl,
+  readList,
+  sendInvalidListLink,
+  sendListCsv,
+} from '../list-page.ts';
+import { sendNotFound, sendView } from '../render.ts';
+import {
+  CONTROL_FILTERS,
+  CONTROL_VIEW_LABELS,
+  type ControlRow,
+  controlRows,
+  personLabel,
+  STATUS_OPTIONS,
+} from '../views/controls.view.ts';
 import { accessOf } from '../workspace-scope.ts';
 import type { RouteDeps } from './deps.ts';
 
 /** The REST API's default page size, so a page here is a page there. */
 const PAGE_SIZE = 50;
-const MAX_QUERY_LENGTH = 200;
 const PEOPLE_PAGE = 200;
-
-type ControlsRequest = {
-  Params: { workspaceId: string };
-  Querystring: Record<string, unknown>;
-};
-type ControlChange = { Params: { workspaceId: string; controlId: string } };
-
-/** What the list shows: its filters, and the page they start at. */
-interface ListState {
-  filter: { q?: string; status?: ControlStatus; theme?: ControlTheme };
-  cursor?: string;
-}
-
-function isStatus(value: string): value is ControlStatus {
-  return (CONTROL_STATUSES as readonly string[]).includes(value);
-}
-
-function isTheme(value: string): value is ControlTheme {
-  return (CONTROL_THEMES as readonly string[]).includes(value);
-}
-
-/**
- * The list's state from a query string (or a form's hidden fields): undefined when a value is not
- * one this list offers (an unknown status, text too long, a parameter sent twice).
- */
-function listState(read: (name: string) => unknown): ListState | undefined {
-  const text = (name: string) => {
-    const value = read(name);
-    if (value === undefined) return '';
-    return typeof value === 'string' && isStorable(value) ? value : undefined;
-  };
-  const q = text('q')?.trim();
-  const status = text('status');
-  const theme = text('theme');
-  const cursor = text('cursor');
-  if (q === undefined || status === undefined || theme === undefined || cursor === undefined)
-    return undefined;
-  if (q.length > MAX_QUERY_LENGTH) return undefined;
-  if (status !== '' && !isStatus(status)) return undefined;
-  if (theme !== '' && !isTheme(theme)) return undefined;
-  return {
-    filter: {
-      ...(q ? { q } : {}),
-      ...(status ? { status } : {}),
-      ...(theme ? { theme } : {}),
-    },
-    ...(cursor ? { cursor } : {}),
-  };
-}
-
-function listUrl(workspaceId: string, state: ListState, extra: Record<string, string> = {}): string {
-  const params = new URLSearchParams({
-    ...state.filter,
-    ...(state.cursor ? { cursor: state.cursor } : {}),
-    ...extra,
-  });
-  const text = params.toString();
-  return `/w/${workspaceId}/controls${text ? `?${text}` : ''}`;
-}
-
-function cursorScope(workspaceId: string, filter: ListState['filter']) {
-  return { workspaceId, list: 'app/controls', filter };
-}
-
-function sendBadList(request: FastifyRequest, reply: FastifyReply, code: string, message: string) {
-  return sendPage(
-    request,
-    reply,
-    'error',
-    { title: 'Not a filter of this list', heading: 'This list cannot be shown', message, errorCode: code },
-    400,
-  );
-}
 
 /** Every person of the workspace, for the owner choices; a directory is read a page at a time. */
 async function allPeople(deps: RouteDeps, workspaceId: string): Promise<Person[]> {
@@ -108,62 +48,38 @@ async function allPeople(deps: RouteDeps, workspaceId: string): Promise<Person[]
   return people;
 }
 
-async function controlsPage(
-  deps: RouteDeps,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  membership: Membership,
-  state: ListState,
-  extra: { notice?: string; error?: { code: string; message: string }; status?: number } = {},
-) {
-  const { workspace } = membership;
-  const scope = cursorScope(workspace.id, state.filter);
-  const after = state.cursor === undefined ? undefined : decodeCursor(state.cursor, scope);
-  const badCursor = 'The link to this page of the list is not valid; start again from the first page.';
-  if (state.cursor !== undefined && !after) return sendBadList(request, reply, 'invalid_cursor', badCursor);
-  let page: Awaited<ReturnType<typeof listControls>>;
-  try {
-    page = await listControls(deps, workspace.id, state.filter, { limit: PAGE_SIZE, after });
-  } catch (error) {
-    if (error instanceof PositionMismatchError) {
-      return sendBadList(request, reply, 'invalid_cursor', badCursor);
-    }
-    throw error;
-  }
-  const people = await allPeople(deps, workspace.id);
-  const names = new Map(people.map((person) => [person.id, person.name || person.email]));
-  const firstPage = { filter: state.filter };
-  return sendPage(
-    request,
-    reply,
-    'controls',
-    {
-      title: `Controls · ${workspace.name}`,
-      errorCode: extra.error?.code,
-      workspace,
-      canManage: canManageWorkspace(membership.role),
-      controls: page.items.map((control) => ({
-        ...control,
-        ownerName: control.owner_id ? (names.get(control.owner_id) ?? control.owner_id) : null,
-      })),
-      people: people.map((person) => ({ id: person.id, label: names.get(person.id) ?? person.email })),
-      state,
-      statuses: CONTROL_STATUSES.map((value) => ({ value, label: STATUS_LABELS[value] })),
-      themes: CONTROL_THEMES.map((value) => ({ value, label: THEME_LABELS[value] })),
-      statusLabels: STATUS_LABELS,
-      themeLabels: THEME_LABELS,
-      isFiltered: Object.keys(state.filter).length > 0,
-      isFirstPage: after === undefined,
-      firstPageUrl: listUrl(workspace.id, firstPage),
-      nextPageUrl: page.next
-        ? listUrl(workspace.id, { ...firstPage, cursor: encodeCursor(page.next, scope) })
-        : null,
-      notice: extra.notice,
-      error: extra.error,
+function controlsList(deps: RouteDeps): ListDefinition<Control> {
+  return {
+    name: 'controls',
+    fields: CONTROL_FILTERS,
+    pageSize: PAGE_SIZE,
+    read: (workspaceId, filter, page) => listControls(deps, workspaceId, filter, page),
+    csv: {
+      header: ['reference', 'title', 'theme', 'status', 'owner_id', 'notes', 'updated_at', 'id'],
+      row: (control) => [
+        control.reference,
+        control.title,
+        control.theme,
+        control.status,
+        control.owner_id,
+        control.notes,
+        control.updated_at,
+        control.id,
+      ],
     },
-    extra.status ?? (extra.error ? 400 : 200),
-  );
+  };
 }
+
+const ChangeBody = Type.Object({
+  status: Type.String({ maxLength: 40 }),
+  owner_id: Type.String({ maxLength: 100 }),
+  ...Object.fromEntries(
+    CONTROL_FILTERS.map((field) => [`list_${field.name}`, Type.Optional(Type.String({ maxLength: 200 }))]),
+  ),
+  list_cursor: Type.Optional(Type.String({ maxLength: 2000 })),
+});
+
+type ListQuery = Record<string, string | undefined>;
 
 /**
  * The controls list: every member searches and filters it, and changes a control's status and
@@ -172,51 +88,94 @@ async function controlsPage(
  * `PATCH /api/v1/controls/{id}` does, and so publishes the same `control.updated` event.
  */
 export function controlRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  app.get<ControlsRequest>('/controls', async (request, reply) => {
-    const access = accessOf(request);
-    const state = listState((name) => request.query[name]);
-    if (!state) {
-      return sendBadList(
-        request,
-        reply,
-        'invalid_filter',
-        'Choose a status and a theme from the lists, and search for at most 200 characters.',
-      );
-    }
+  const list = controlsList(deps);
+  const querystring = listQuerySchema(list);
+
+  async function controlsPage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    membership: Membership,
+    query: ListQuery,
+    extra: { notice?: string; error?: { code: string; message: string }; status?: number } = {},
+  ) {
+    const { workspace } = membership;
+    const view = await readList(list, workspace.id, query);
+    if (!view) return sendInvalidListLink(request, reply);
+    const people = await allPeople(deps, workspace.id);
+    return sendView(
+      request,
+      reply,
+      'controls',
+      {
+        title: `Controls · ${workspace.name}`,
+        errorCode: extra.error?.code,
+        workspace,
+        canManage: canManageWorkspace(membership.role),
+        list: { ...view, items: controlRows(view.items, people) satisfies ControlRow[] },
+        listState: { ...view.filter, ...(query.cursor ? { cursor: query.cursor } : {}) },
+        people: people.map((person) => ({ id: person.id, label: personLabel(person) })),
+        statuses: STATUS_OPTIONS,
+        ...CONTROL_VIEW_LABELS,
+        notice: extra.notice,
+        error: extra.error,
+      },
+      extra.status ?? (extra.error ? 400 : 200),
+    );
+  }
+
+  app.get<{ Querystring: ListQuery }>('/controls', { schema: { querystring } }, async (request, reply) => {
     const notice = request.query.notice === 'updated' ? 'Control updated.' : undefined;
-    return controlsPage(deps, request, reply, access.membership, state, { notice });
+    return controlsPage(request, reply, accessOf(request).membership, request.query, { notice });
   });
 
-  app.post<ControlChange>('/controls/:controlId', async (request, reply) => {
-    const access = accessOf(request);
-    const workspaceId = access.membership.workspace.id;
-    const state = listState((name) => {
-      const value = field(request, `list_${name}`);
-      return value === '' ? undefined : value;
-    }) ?? { filter: {} };
-    const status = field(request, 'status');
-    const ownerId = field(request, 'owner_id');
-    const controlId = request.params.controlId;
-    if (!isStatus(status) || (ownerId !== '' && !isIdInput(ownerId))) {
-      return controlsPage(deps, request, reply, access.membership, state, {
-        error: { code: 'invalid_request', message: 'Choose a status and an owner from the lists.' },
+  app.get<{ Querystring: ListQuery }>('/controls.csv', { schema: { querystring } }, async (request, reply) =>
+    sendListCsv(reply, list, accessOf(request).membership.workspace.id, request.query),
+  );
+
+  app.post<{ Params: { controlId: string }; Body: Record<string, string | undefined> }>(
+    '/controls/:controlId',
+    { schema: { body: ChangeBody } },
+    async (request, reply) => {
+      const { membership } = accessOf(request);
+      const workspaceId = membership.workspace.id;
+      const back: ListQuery = Object.fromEntries(
+        [...CONTROL_FILTERS.map((field) => field.name), 'cursor'].map((name) => [
+          name,
+          request.body[`list_${name}`],
+        ]),
+      );
+      const state: ListFilter = filterOf(list, back);
+      const status = request.body.status ?? '';
+      const ownerId = request.body.owner_id ?? '';
+      const controlId = request.params.controlId;
+      if (
+        !STATUS_OPTIONS.some((option) => option.value === status) ||
+        (ownerId !== '' && !isIdInput(ownerId))
+      ) {
+        return controlsPage(request, reply, membership, back, {
+          error: { code: 'invalid_request', message: 'Choose a status and an owner from the lists.' },
+        });
+      }
+      if (!isIdInput(controlId)) return sendNotFound(request, reply);
+      const result = await updateControl(deps, workspaceId, controlId, {
+        status: status as Control['status'],
+        owner_id: ownerId === '' ? null : ownerId,
       });
-    }
-    if (!isIdInput(controlId)) return sendNotFound(request, reply);
-    const result = await updateControl(deps, workspaceId, controlId, {
-      status,
-      owner_id: ownerId === '' ? null : ownerId,
-    });
-    if (!result.ok) {
-      if (result.error.code === 'not_found') return sendNotFound(request, reply);
-      return controlsPage(deps, request, reply, access.membership, state, {
-        error: {
-          code: result.error.code,
-          message: 'That person is no longer in the workspace’s directory; choose another owner.',
-        },
-        status: 409,
-      });
-    }
-    return reply.redirect(`${listUrl(workspaceId, state, { notice: 'updated' })}#${controlId}`, 303);
-  });
+      if (!result.ok) {
+        if (result.error.code === 'not_found') return sendNotFound(request, reply);
+        return controlsPage(request, reply, membership, back, {
+          error: {
+            code: result.error.code,
+            message: 'That person is no longer in the workspace’s directory; choose another owner.',
+          },
+          status: 409,
+        });
+      }
+      const cursor: Record<string, string> = back.cursor ? { cursor: back.cursor } : {};
+      return reply.redirect(
+        `${listUrl(workspaceId, list, state, { ...cursor, notice: 'updated' })}#${controlId}`,
+        303,
+      );
+    },
+  );
 }
