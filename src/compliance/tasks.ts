@@ -20,6 +20,7 @@ import {
   type ComplianceDeps,
   type ComplianceError,
   changedKeys,
+  containsText,
   deleteRecord,
   fieldChanges,
   findWorkspaceRow,
@@ -107,6 +108,10 @@ export const TasksFilter = Type.Object({
   status: Type.Optional(TaskStatusSchema),
   assignee_id: Type.Optional(IdInput('Only tasks assigned to this person.')),
   control_id: Type.Optional(IdInput('Only tasks linked to this control.')),
+  due_before: Type.Optional(
+    Type.String({ format: 'date', description: 'Only open tasks due before this date: overdue ones, given today.' }),
+  ),
+  q: Type.Optional(Text(200, { description: 'Matches part of the title or description, case-insensitively.' })),
 });
 export type TasksFilter = Static<typeof TasksFilter>;
 
@@ -142,6 +147,10 @@ export async function listTasks(
   if (filter.status) query = query.where('status', '=', filter.status);
   if (filter.assignee_id) query = query.where('assignee_id', '=', filter.assignee_id);
   if (filter.control_id) query = query.where('control_id', '=', filter.control_id);
+  if (filter.due_before) {
+    query = query.where('status', '=', 'open').where('due_date', '<', filter.due_before);
+  }
+  if (filter.q) query = query.where(containsText(['title', 'description'], filter.q));
   const { rows, next } = await fetchPage(query, CREATION_ORDER, page);
   return { items: rows.map(toTask), next };
 }

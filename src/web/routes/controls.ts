@@ -9,6 +9,7 @@ import {
 } from '../../compliance/index.ts';
 import type { Position } from '../../db/keyset.ts';
 import { canManageWorkspace, type Membership } from '../../workspace/index.ts';
+import { allPeople, personChoices } from '../choices.ts';
 import { isIdInput } from '../forms.ts';
 import {
   filterOf,
@@ -26,7 +27,6 @@ import {
   CONTROL_VIEW_LABELS,
   type ControlRow,
   controlRows,
-  personLabel,
   STATUS_OPTIONS,
 } from '../views/controls.view.ts';
 import { accessOf } from '../workspace-scope.ts';
@@ -34,19 +34,6 @@ import type { RouteDeps } from './deps.ts';
 
 /** The REST API's default page size, so a page here is a page there. */
 const PAGE_SIZE = 50;
-const PEOPLE_PAGE = 200;
-
-/** Every person of the workspace, for the owner choices; a directory is read a page at a time. */
-async function allPeople(deps: RouteDeps, workspaceId: string): Promise<Person[]> {
-  const people: Person[] = [];
-  let after: Position | undefined;
-  do {
-    const page = await listPeople(deps, workspaceId, {}, { limit: PEOPLE_PAGE, after });
-    people.push(...page.items);
-    after = page.next ?? undefined;
-  } while (after);
-  return people;
-}
 
 function controlsList(deps: RouteDeps): ListDefinition<Control> {
   return {
@@ -113,7 +100,7 @@ export function controlRoutes(app: FastifyInstance, deps: RouteDeps): void {
         canManage: canManageWorkspace(membership.role),
         list: { ...view, items: controlRows(view.items, people) satisfies ControlRow[] },
         listState: { ...view.filter, ...(query.cursor ? { cursor: query.cursor } : {}) },
-        people: people.map((person) => ({ id: person.id, label: personLabel(person) })),
+        people: personChoices(people),
         statuses: STATUS_OPTIONS,
         ...CONTROL_VIEW_LABELS,
         notice: extra.notice,

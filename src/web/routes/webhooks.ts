@@ -1,8 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { TSchema } from 'typebox';
 import type { AuditSource } from '../../audit/index.ts';
 import { PLAN_ENTITLEMENTS, PLANS } from '../../catalog/index.ts';
-import { compiledSchema, validationIssues } from '../../http/validation.ts';
 import { DAY_MS, HOUR_MS } from '../../shared/clock.ts';
 import {
   ALL_EVENTS,
@@ -26,6 +24,7 @@ import {
 } from '../../webhooks/index.ts';
 import type { Workspace } from '../../workspace/index.ts';
 import { userSourceOf } from '../audit.ts';
+import { type FieldError, schemaErrors } from '../form-errors.ts';
 import { newFormId, onceForForm, sentBeforeMessage } from '../form-once.ts';
 import { field, fieldValues, isIdInput } from '../forms.ts';
 import { planLimitRefusal } from '../plan-limit.ts';
@@ -60,7 +59,6 @@ const FIELD_ERRORS: Record<string, { field: string; message: string }> = {
 };
 const GRACE_ERROR = { field: 'grace', message: 'Choose how long the old secret keeps signing.' };
 
-type FieldError = { field?: string; message: string };
 type WorkspaceParams = { Params: { workspaceId: string } };
 type HookParams = { Params: { workspaceId: string; hookId: string } };
 type DeliveryParams = { Params: { workspaceId: string; hookId: string; deliveryId: string } };
@@ -116,11 +114,6 @@ function deliveryView(delivery: WebhookDelivery) {
 }
 
 /** The fields of a schema the body breaks, each named once with the form's own words. */
-function schemaErrors(schema: TSchema, body: unknown): FieldError[] {
-  const issues = validationIssues(compiledSchema(schema).Errors(body));
-  const fields = new Set(issues.map((issue) => issue.path[0] ?? ''));
-  return [...fields].map((name) => FIELD_ERRORS[name] ?? { message: 'Check the form and try again.' });
-}
 
 /** A refusal of the webhooks module as a page states it: the REST API's words, status and code. */
 interface Refusal {
@@ -299,7 +292,7 @@ export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
         event_types: form.eventTypes,
         ...(form.description === '' ? {} : { description: form.description }),
       };
-      const invalid = schemaErrors(CreateSubscriptionBody, body);
+      const invalid = schemaErrors(CreateSubscriptionBody, body, FIELD_ERRORS);
       if (invalid.length > 0) return listPage(request, reply, workspace, { errors: invalid, form }, 400);
       const once = await onceForForm(
         deps,
@@ -351,7 +344,7 @@ export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
       const { workspace, subscription, source } = found;
       const eventTypes = fieldValues(request, 'event_types');
       const body = { event_types: eventTypes };
-      const invalid = schemaErrors(UpdateSubscriptionBody, body);
+      const invalid = schemaErrors(UpdateSubscriptionBody, body, FIELD_ERRORS);
       if (invalid.length > 0) {
         return detailPage(request, reply, workspace, subscription, { errors: invalid, eventTypes }, 400);
       }
@@ -399,7 +392,7 @@ export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
       const { workspace, subscription, source } = found;
       const grace = GRACE_OPTIONS.find((option) => option.value === field(request, 'grace'));
       const body = { grace_period_seconds: grace?.seconds };
-      const invalid = grace ? schemaErrors(RotateSecretBody, body) : [GRACE_ERROR];
+      const invalid = grace ? schemaErrors(RotateSecretBody, body, FIELD_ERRORS) : [GRACE_ERROR];
       if (invalid.length > 0)
         return detailPage(request, reply, workspace, subscription, { errors: invalid }, 400);
       const once = await onceForForm(

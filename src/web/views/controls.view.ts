@@ -7,6 +7,7 @@ import {
   type Person,
 } from '../../compliance/index.ts';
 import type { Workspace } from '../../workspace/index.ts';
+import { type Choice, personLabel } from '../choices.ts';
 import { STATUS_LABELS, THEME_LABELS } from '../glance.ts';
 import type { ListFilterField, ListView } from '../list-page.ts';
 
@@ -28,7 +29,7 @@ export interface ControlsView {
   list: ListView<ControlRow>;
   /** The list's filters and page, which each row's form carries back (as `list_*`). */
   listState: Record<string, string>;
-  people: { id: string; label: string }[];
+  people: Choice[];
   statuses: typeof STATUS_OPTIONS;
   themeLabels: Record<ControlTheme, string>;
   statusLabels: Record<ControlStatus, string>;
@@ -40,11 +41,6 @@ declare module '../render.ts' {
   interface PageViews {
     controls: ControlsView;
   }
-}
-
-/** How people are named in choices: their name, or their address when they have none. */
-export function personLabel(person: Person): string {
-  return person.name || person.email;
 }
 
 export function controlRows(controls: Control[], people: Person[]): ControlRow[] {
