@@ -17,6 +17,7 @@ import { passkeyRoutes } from './routes/passkeys.ts';
 import { publicRoutes } from './routes/public.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { signInRoutes } from './routes/sign-in.ts';
+import { taskRoutes } from './routes/tasks.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { workspaceOverviewRoutes, workspaceRoutes } from './routes/workspaces.ts';
 import { hasValidCsrfToken, loadVisit, sessionCookiesFor } from './session.ts';
@@ -72,6 +73,7 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
   registerWorkspacePages(scope, routeDeps, [
     workspaceOverviewRoutes,
     controlRoutes,
+    taskRoutes,
     integrationRoutes,
     memberRoutes,
     auditRoutes,

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import { createApiKey } from '../../src/api/index.ts';
+import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
 import { inTransaction } from '../../src/db/transaction.ts';
 import type { MailTransport, OutgoingMail } from '../../src/mail/index.ts';
 import { provisionWorkspace } from '../../src/workspace/index.ts';
@@ -245,4 +247,51 @@ export async function acceptAsNewAccount(
   const accepted = await client.post(`${invitationPath}/accept`, { password });
   assert.equal(accepted.status, 303, accepted.body);
   return client;
+}
+
+/** The owner of a new workspace, signed in to the app, with an API key of the workspace. */
+export interface SignedInOwner {
+  fixture: AppFixture;
+  client: WebClient;
+  workspaceId: string;
+  page: string;
+  // biome-ignore lint/suspicious/noExplicitAny: JSON answers of every shape
+  api(method: string, url: string, body?: object): Promise<{ status: number; body: any }>;
+}
+
+export async function signedInOwner(
+  t: TestContext,
+  options: { listen?: boolean } = {},
+): Promise<SignedInOwner> {
+  const fixture = await startAppFixture(t, options);
+  const { workspaceId, invitationPath } = await fixture.provision({ email: 'owner@example.com' });
+  const client = webClient(fixture.runtime.app, new URL(fixture.baseUrl).origin);
+  await client.get(invitationPath);
+  assert.equal(
+    (await client.post(`${invitationPath}/accept`, { password: 'correct horse battery staple' })).status,
+    303,
+  );
+  const created = await createApiKey(
+    fixture.runtime.database.db,
+    fixture.runtime.clock,
+    { workspaceId, name: 'Glance test' },
+    OPERATOR_SOURCE,
+  );
+  assert.ok(created.ok);
+  const { key } = created.value;
+  return {
+    fixture,
+    client,
+    workspaceId,
+    page: `/w/${workspaceId}`,
+    async api(method, url, body) {
+      const response = await fixture.runtime.app.inject({
+        method: method as 'GET',
+        url: `/api/v1${url}`,
+        headers: { authorization: `Bearer ${key}` },
+        ...(body ? { payload: body } : {}),
+      });
+      return { status: response.statusCode, body: response.body ? JSON.parse(response.body) : undefined };
+    },
+  };
 }

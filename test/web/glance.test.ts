@@ -5,53 +5,13 @@ import { createApiKey } from '../../src/api/index.ts';
 import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
 import { assertAccessible, collectConsoleErrors, launchBrowser } from '../helpers/browser.ts';
 import { testDialect } from '../helpers/database.ts';
-import { type AppFixture, startAppFixture, type WebClient, webClient } from '../helpers/web.ts';
+import { type SignedInOwner, signedInOwner } from '../helpers/web.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const PLANTED = `<script>alert('x')</script><img src=x onerror="alert(1)">`;
 
-interface Signed {
-  fixture: AppFixture;
-  client: WebClient;
-  workspaceId: string;
-  page: string;
-  // biome-ignore lint/suspicious/noExplicitAny: JSON answers of every shape
-  api(method: string, url: string, body?: object): Promise<{ status: number; body: any }>;
-}
-
-async function signedInOwner(t: TestContext, options: { listen?: boolean } = {}): Promise<Signed> {
-  const fixture = await startAppFixture(t, options);
-  const { workspaceId, invitationPath } = await fixture.provision({ email: 'owner@example.com' });
-  const client = webClient(fixture.runtime.app, new URL(fixture.baseUrl).origin);
-  await client.get(invitationPath);
-  assert.equal((await client.post(`${invitationPath}/accept`, { password: PASSWORD })).status, 303);
-  const created = await createApiKey(
-    fixture.runtime.database.db,
-    fixture.runtime.clock,
-    { workspaceId, name: 'Glance test' },
-    OPERATOR_SOURCE,
-  );
-  assert.ok(created.ok);
-  const { key } = created.value;
-  return {
-    fixture,
-    client,
-    workspaceId,
-    page: `/w/${workspaceId}`,
-    async api(method, url, body) {
-      const response = await fixture.runtime.app.inject({
-        method: method as 'GET',
-        url: `/api/v1${url}`,
-        headers: { authorization: `Bearer ${key}` },
-        ...(body ? { payload: body } : {}),
-      });
-      return { status: response.statusCode, body: response.body ? JSON.parse(response.body) : undefined };
-    },
-  };
-}
-
 /** The controls of the workspace in Annex A order, from the REST API. */
-async function controls(owner: Signed): Promise<{ id: string; reference: string; theme: string }[]> {
+async function controls(owner: SignedInOwner): Promise<{ id: string; reference: string; theme: string }[]> {
   const first = await owner.api('GET', '/controls?limit=200');
   assert.equal(first.status, 200);
   return first.body.data;
