@@ -113,6 +113,9 @@ export interface VendorsTable {
   description: string | null;
   risk_level: VendorRiskLevel;
   status: VendorStatus;
+  owner_id: string | null;
+  /** A calendar date, `YYYY-MM-DD`. */
+  next_review_date: string | null;
   created_at: number;
   updated_at: number;
 }
