@@ -82,10 +82,24 @@ export interface RisksTable {
   /** likelihood x impact, kept as a column so "most severe first" can use an index. */
   score: number;
   treatment: RiskTreatment;
+  /** How the treatment is carried out (ISO 27001 6.1.3). */
+  treatment_plan: string | null;
+  /** The rating expected once treated, 1-5 each. */
+  residual_likelihood: number | null;
+  residual_impact: number | null;
+  /** A calendar date, `YYYY-MM-DD`: when the treatment is due. */
+  due_date: string | null;
   status: RiskStatus;
   owner_id: string | null;
   created_at: number;
   updated_at: number;
+}
+
+/** The Annex A controls that treat a risk. */
+export interface RiskControlsTable {
+  risk_id: string;
+  control_id: string;
+  workspace_id: string;
 }
 
 export type VendorRiskLevel = 'low' | 'medium' | 'high' | 'critical';
@@ -99,6 +113,9 @@ export interface VendorsTable {
   description: string | null;
   risk_level: VendorRiskLevel;
   status: VendorStatus;
+  owner_id: string | null;
+  /** A calendar date, `YYYY-MM-DD`. */
+  next_review_date: string | null;
   created_at: number;
   updated_at: number;
 }

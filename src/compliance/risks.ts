@@ -1,21 +1,24 @@
 import { type Static, Type } from 'typebox';
 import type { AuditSource } from '../audit/index.ts';
 import { fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
+import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { newId } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
-import { IdInput, iso, Nullable, RecordId, Text, Timestamp } from '../shared/wire.ts';
-import { publishEvent } from '../webhooks/index.ts';
+import { CalendarDate, IdInput, iso, Nullable, RecordId, Text, Timestamp } from '../shared/wire.ts';
 import type { RiskStatus, RisksTable, RiskTreatment } from './compliance.table.ts';
+import { MAX_CONTROL_LINKS } from './evidence-shapes.ts';
 import {
   type ComplianceDeps,
   type ComplianceError,
-  changedKeys,
   deleteRecord,
+  fieldChanges,
   findWorkspaceRow,
+  knownControlIds,
   lockWorkspaceRow,
   missingReference,
   notFound,
+  recordChange,
 } from './shared.ts';
 
 const RISK_TREATMENTS = [
@@ -45,6 +48,9 @@ const RiskSeveritySchema = Type.Enum(
 const Rating = (description: string) => Type.Integer({ minimum: 1, maximum: 5, description });
 const LIKELIHOOD = 'How likely the risk is to occur, 1 (rare) to 5 (almost certain).';
 const IMPACT = 'How bad it would be, 1 (negligible) to 5 (severe).';
+const RESIDUAL_LIKELIHOOD = 'The likelihood expected once the treatment is carried out, 1-5.';
+const RESIDUAL_IMPACT = 'The impact expected once the treatment is carried out, 1-5.';
+const Score = (description: string) => Type.Integer({ minimum: 1, maximum: 25, description });
 
 export const Risk = Type.Object(
   {
@@ -53,16 +59,26 @@ export const Risk = Type.Object(
     description: Type.String(),
     likelihood: Rating(LIKELIHOOD),
     impact: Rating(IMPACT),
-    score: Type.Integer({ minimum: 1, maximum: 25, description: 'likelihood x impact; lists sort by it.' }),
+    score: Score('likelihood x impact; lists sort by it.'),
     severity: RiskSeveritySchema,
     treatment: RiskTreatmentSchema,
+    treatment_plan: Nullable(Type.String({ description: 'How the treatment is carried out.' })),
+    residual_likelihood: Nullable(Rating(RESIDUAL_LIKELIHOOD)),
+    residual_impact: Nullable(Rating(RESIDUAL_IMPACT)),
+    residual_score: Nullable(Score('residual_likelihood x residual_impact; null until both are rated.')),
+    due_date: Nullable(CalendarDate),
+    control_ids: Type.Array(RecordId('ctl'), {
+      description: 'The Annex A controls that treat the risk, in Annex A order.',
+    }),
     status: RiskStatusSchema,
     owner_id: Nullable(RecordId('per', 'The person who owns the risk (see /people).')),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
   {
-    description: 'A risk of the register; score and severity are derived from likelihood and impact.',
+    description:
+      'A risk of the register with its treatment plan (ISO 27001 6.1.3); score, severity and ' +
+      'residual_score are derived from the ratings.',
     examples: [
       {
         id: 'rsk_06f1k2m3n4p5q6r7s8t9v0w1x2',
@@ -73,6 +89,12 @@ export const Risk = Type.Object(
         score: 12,
         severity: 'high',
         treatment: 'mitigate',
+        treatment_plan: 'Offboarding checklist names every tool; a monthly review catches the rest.',
+        residual_likelihood: 1,
+        residual_impact: 4,
+        residual_score: 4,
+        due_date: '2026-12-31',
+        control_ids: ['ctl_06f1k2m3n4p5q6r7s8t9v0w1x2'],
         status: 'open',
         owner_id: 'per_06f1k2m3n4p5q6r7s8t9v0w1x2',
         created_at: '2026-11-23T10:15:00.000Z',
@@ -86,8 +108,18 @@ export type Risk = Static<typeof Risk>;
 const editable = {
   description: Type.Optional(Text(10_000)),
   treatment: Type.Optional(RiskTreatmentSchema),
+  treatment_plan: Type.Optional(Nullable(Text(10_000, { description: 'How the treatment is carried out.' }))),
+  residual_likelihood: Type.Optional(Nullable(Rating(RESIDUAL_LIKELIHOOD))),
+  residual_impact: Type.Optional(Nullable(Rating(RESIDUAL_IMPACT))),
+  due_date: Type.Optional(Nullable(CalendarDate)),
   status: Type.Optional(RiskStatusSchema),
   owner_id: Type.Optional(Nullable(IdInput('A person of the workspace, or null for no owner.'))),
+  control_ids: Type.Optional(
+    Type.Array(IdInput('A control of the workspace.'), {
+      maxItems: MAX_CONTROL_LINKS,
+      description: 'The controls that treat the risk; replaces the set, [] unlinks them all.',
+    }),
+  ),
 };
 
 export const CreateRiskBody = Type.Object(
@@ -106,6 +138,10 @@ export const CreateRiskBody = Type.Object(
         likelihood: 3,
         impact: 4,
         treatment: 'mitigate',
+        treatment_plan: 'Enforce full-disk encryption through device management.',
+        residual_likelihood: 3,
+        residual_impact: 1,
+        due_date: '2026-12-31',
       },
     ],
   },
@@ -127,6 +163,7 @@ export const RisksFilter = Type.Object({
   status: Type.Optional(RiskStatusSchema),
   severity: Type.Optional(RiskSeveritySchema),
   owner_id: Type.Optional(IdInput('Only risks owned by this person.')),
+  control_id: Type.Optional(IdInput('Only risks this control treats.')),
 });
 export type RisksFilter = Static<typeof RisksFilter>;
 
@@ -136,7 +173,7 @@ export function severityOf(score: number): RiskSeverity {
   return band.severity;
 }
 
-function toRisk(row: RisksTable): Risk {
+function toRisk(row: RisksTable, controlIds: string[]): Risk {
   return {
     id: row.id,
     title: row.title,
@@ -146,11 +183,44 @@ function toRisk(row: RisksTable): Risk {
     score: row.score,
     severity: severityOf(row.score),
     treatment: row.treatment,
+    treatment_plan: row.treatment_plan,
+    residual_likelihood: row.residual_likelihood,
+    residual_impact: row.residual_impact,
+    residual_score:
+      row.residual_likelihood === null || row.residual_impact === null
+        ? null
+        : row.residual_likelihood * row.residual_impact,
+    due_date: row.due_date,
+    control_ids: controlIds,
     status: row.status,
     owner_id: row.owner_id,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };
+}
+
+/** Rows as the API shows them, each with its controls in id order (the order Annex A was seeded in). */
+async function withControls(db: Db, workspaceId: string, rows: RisksTable[]): Promise<Risk[]> {
+  const links = new Map<string, string[]>(rows.map((row) => [row.id, []]));
+  if (rows.length > 0) {
+    const linked = await db
+      .selectFrom('risk_controls')
+      .select(['risk_id', 'control_id'])
+      .where('workspace_id', '=', workspaceId)
+      .where('risk_id', 'in', [...links.keys()])
+      .orderBy('control_id')
+      .execute();
+    for (const link of linked) links.get(link.risk_id)?.push(link.control_id);
+  }
+  return rows.map((row) => toRisk(row, links.get(row.id) ?? []));
+}
+
+async function insertLinks(trx: Tx, row: RisksTable, controlIds: readonly string[]): Promise<void> {
+  if (controlIds.length === 0) return;
+  await trx
+    .insertInto('risk_controls')
+    .values(controlIds.map((control_id) => ({ risk_id: row.id, control_id, workspace_id: row.workspace_id })))
+    .execute();
 }
 
 /** Most severe first; among equal scores the newest first, the id making the order total. */
@@ -163,6 +233,14 @@ export async function listRisks(
   let query = db.selectFrom('risks').selectAll().where('workspace_id', '=', workspaceId);
   if (filter.status) query = query.where('status', '=', filter.status);
   if (filter.owner_id) query = query.where('owner_id', '=', filter.owner_id);
+  if (filter.control_id) {
+    const treated = db
+      .selectFrom('risk_controls')
+      .select('risk_id')
+      .where('workspace_id', '=', workspaceId)
+      .where('control_id', '=', filter.control_id);
+    query = query.where('id', 'in', treated);
+  }
   const band = SEVERITY_BANDS.find((candidate) => candidate.severity === filter.severity);
   if (band) query = query.where('score', '>=', band.min).where('score', '<=', band.max);
   const { rows, next } = await fetchPage(
@@ -176,7 +254,7 @@ export async function listRisks(
     },
     page,
   );
-  return { items: rows.map(toRisk), next };
+  return { items: await withControls(db, workspaceId, rows), next };
 }
 
 export async function getRisk(
@@ -185,19 +263,22 @@ export async function getRisk(
   id: string,
 ): Promise<Risk | undefined> {
   const row = await findWorkspaceRow(db, 'risks', workspaceId, id);
-  return row ? toRisk(row) : undefined;
+  return row ? (await withControls(db, workspaceId, [row]))[0] : undefined;
 }
 
 export async function createRisk(
   deps: ComplianceDeps,
   workspaceId: string,
   body: CreateRiskBody,
+  source: AuditSource,
 ): Promise<Result<Risk, ComplianceError>> {
   return inTransaction(deps.db, async (trx) => {
     const missing = await missingReference(trx, workspaceId, [
       { field: 'owner_id', kind: 'person', id: body.owner_id },
     ]);
     if (missing) return err(missing);
+    const controls = await knownControlIds(trx, workspaceId, body.control_ids);
+    if (!controls.ok) return controls;
     const now = deps.clock.now();
     const row: RisksTable = {
       id: newId('rsk', now),
@@ -208,34 +289,55 @@ export async function createRisk(
       impact: body.impact,
       score: body.likelihood * body.impact,
       treatment: body.treatment ?? 'untreated',
+      treatment_plan: body.treatment_plan ?? null,
+      residual_likelihood: body.residual_likelihood ?? null,
+      residual_impact: body.residual_impact ?? null,
+      due_date: body.due_date ?? null,
       status: body.status ?? 'open',
       owner_id: body.owner_id ?? null,
       created_at: now.getTime(),
       updated_at: now.getTime(),
     };
     await trx.insertInto('risks').values(row).execute();
-    const risk = toRisk(row);
-    await publishEvent(trx, deps.clock, { workspaceId, type: 'risk.created', data: risk });
+    await insertLinks(trx, row, controls.value);
+    const risk = toRisk(row, controls.value);
+    await recordChange(trx, deps, source, {
+      workspaceId,
+      type: 'risk.created',
+      data: risk,
+      target: { type: 'risk', id: risk.id, label: risk.title },
+    });
     return ok(risk);
   });
 }
 
-/** A new likelihood or impact recomputes the score, and with it the severity. */
+/**
+ * A new likelihood or impact recomputes the score, and with it the severity; `control_ids`
+ * replaces the linked controls. The audit event names each changed field, the controls as
+ * `control_ids: {from, to}`.
+ */
 export async function updateRisk(
   deps: ComplianceDeps,
   workspaceId: string,
   id: string,
   body: UpdateRiskBody,
+  source: AuditSource,
 ): Promise<Result<Risk, ComplianceError>> {
   return inTransaction(deps.db, async (trx) => {
     const existing = await lockWorkspaceRow(trx, 'risks', workspaceId, id);
     if (!existing) return err(notFound);
+    const { control_ids: requestedControls, ...fields } = body;
     const missing = await missingReference(trx, workspaceId, [
-      { field: 'owner_id', kind: 'person', id: body.owner_id },
+      { field: 'owner_id', kind: 'person', id: fields.owner_id },
     ]);
     if (missing) return err(missing);
-    if (changedKeys(existing, body).length === 0) return ok(toRisk(existing));
-    const row: RisksTable = { ...existing, ...body, updated_at: deps.clock.now().getTime() };
+    const controls = await knownControlIds(trx, workspaceId, requestedControls);
+    if (!controls.ok) return controls;
+    const current = (await withControls(trx, workspaceId, [existing]))[0] as Risk;
+    const relink = requestedControls !== undefined && controls.value.join() !== current.control_ids.join();
+    const changes = fieldChanges(existing, fields);
+    if (Object.keys(changes).length === 0 && !relink) return ok(current);
+    const row: RisksTable = { ...existing, ...fields, updated_at: deps.clock.now().getTime() };
     row.score = row.likelihood * row.impact;
     const { id: _id, workspace_id: _workspace, created_at: _created, ...columns } = row;
     await trx
@@ -244,8 +346,23 @@ export async function updateRisk(
       .where('workspace_id', '=', workspaceId)
       .where('id', '=', id)
       .execute();
-    const risk = toRisk(row);
-    await publishEvent(trx, deps.clock, { workspaceId, type: 'risk.updated', data: risk });
+    if (relink) {
+      await trx
+        .deleteFrom('risk_controls')
+        .where('workspace_id', '=', workspaceId)
+        .where('risk_id', '=', id)
+        .execute();
+      await insertLinks(trx, row, controls.value);
+      changes.control_ids = { from: current.control_ids, to: controls.value };
+    }
+    const risk = toRisk(row, relink ? controls.value : current.control_ids);
+    await recordChange(trx, deps, source, {
+      workspaceId,
+      type: 'risk.updated',
+      data: risk,
+      target: { type: 'risk', id: risk.id, label: risk.title },
+      changes,
+    });
     return ok(risk);
   });
 }

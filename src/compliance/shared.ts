@@ -65,6 +65,24 @@ export async function missingReference(
   return missing && { code: 'reference_not_found', field: missing.field, kind: missing.kind };
 }
 
+/**
+ * The distinct control ids a body names, in id order (the order Annex A was seeded in), or the
+ * first one that is not a control of the workspace (`field` is `control_ids/<index>`).
+ */
+export async function knownControlIds(
+  db: Db,
+  workspaceId: string,
+  controlIds: readonly string[] = [],
+): Promise<Result<string[], ComplianceError>> {
+  const references = controlIds.map((id, index) => ({
+    field: `control_ids/${index}`,
+    kind: 'control' as const,
+    id,
+  }));
+  const missing = await missingReference(db, workspaceId, references);
+  return missing ? err(missing) : ok([...new Set(controlIds)].sort());
+}
+
 /** The compliance tables whose rows are records with an id, each of one workspace. */
 type RecordTable = 'controls' | 'tasks' | 'evidence' | 'risks' | 'vendors' | 'people' | 'policies';
 

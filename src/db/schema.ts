@@ -18,6 +18,7 @@ import type {
   EvidenceTable,
   PeopleTable,
   PoliciesTable,
+  RiskControlsTable,
   RisksTable,
   TasksTable,
   VendorsTable,
@@ -67,6 +68,7 @@ export interface Database {
   evidence: EvidenceTable;
   evidence_controls: EvidenceControlsTable;
   risks: RisksTable;
+  risk_controls: RiskControlsTable;
   vendors: VendorsTable;
   policies: PoliciesTable;
   webhook_subscriptions: WebhookSubscriptionsTable;

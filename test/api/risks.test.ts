@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
 import { createRisk } from '../../src/compliance/index.ts';
 import { type ApiFixture, publishedEvents, startApiFixture, walkPages } from '../helpers/api.ts';
 import { testDialect } from '../helpers/database.ts';
@@ -43,6 +44,12 @@ describe(`risks on ${testDialect}`, () => {
         score: 12,
         severity: 'high',
         treatment: 'untreated',
+        treatment_plan: null,
+        residual_likelihood: null,
+        residual_impact: null,
+        residual_score: null,
+        due_date: null,
+        control_ids: [],
         status: 'open',
         owner_id: null,
         created_at: '2026-03-01T12:00:00.000Z',
@@ -155,7 +162,12 @@ describe(`risks on ${testDialect}`, () => {
     const created: Risk[] = [];
     for (let i = 0; i < 120; i++) {
       const [likelihood, impact] = ratings[i % ratings.length] as readonly [number, number];
-      const result = await createRisk(deps, api.org.workspaceId, { title: `risk ${i}`, likelihood, impact });
+      const result = await createRisk(
+        deps,
+        api.org.workspaceId,
+        { title: `risk ${i}`, likelihood, impact },
+        OPERATOR_SOURCE,
+      );
       assert.ok(result.ok);
       created.push(result.value as Risk);
       if (i % 9 === 0) api.runtime.clock.advance(1);

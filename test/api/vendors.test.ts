@@ -38,6 +38,8 @@ describe(`vendors on ${testDialect}`, () => {
         description: null,
         risk_level: 'medium',
         status: 'active',
+        owner_id: null,
+        next_review_date: null,
         created_at: '2026-03-01T12:00:00.000Z',
         updated_at: '2026-03-01T12:00:00.000Z',
       },

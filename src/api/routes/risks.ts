@@ -30,7 +30,7 @@ export function riskRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog)
         summary: 'List risks, most severe first',
         description:
           'By score (likelihood x impact) from highest to lowest; among equal scores the newest first. ' +
-          'Filter by `status`, `severity` or `owner_id`.',
+          'Filter by `status`, `severity`, `owner_id` or `control_id` (risks that control treats).',
         tags,
         querystring: listQuery(RisksFilter),
         response: responses({ 200: pageOf(Risk) }),
@@ -48,14 +48,17 @@ export function riskRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog)
       schema: {
         operationId: 'createRisk',
         summary: 'Create a risk',
-        description: '`score` and `severity` are derived from `likelihood` and `impact`, never sent.',
+        description:
+          '`score` and `severity` are derived from `likelihood` and `impact`, `residual_score` from ' +
+          '`residual_likelihood` and `residual_impact`; they are never sent. `control_ids` links the ' +
+          'Annex A controls that treat the risk.',
         tags,
         body: CreateRiskBody,
         response: responses({ 201: Risk }, [404]),
       },
     },
     async (request, reply) => {
-      const result = await createRisk(deps, workspaceOf(request), request.body);
+      const result = await createRisk(deps, workspaceOf(request), request.body, auditSourceOf(request));
       if (!result.ok) return sendComplianceError(request, reply, result.error, 'risk');
       return reply.code(201).send(result.value);
     },
@@ -82,6 +85,7 @@ export function riskRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog)
       schema: {
         operationId: 'updateRisk',
         summary: 'Change a risk; a new likelihood or impact recomputes its score',
+        description: '`control_ids` replaces the linked controls; `null` clears a nullable field.',
         tags,
         params: IdParams,
         body: UpdateRiskBody,
@@ -89,7 +93,13 @@ export function riskRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog)
       },
     },
     async (request, reply) => {
-      const result = await updateRisk(deps, workspaceOf(request), request.params.id, request.body);
+      const result = await updateRisk(
+        deps,
+        workspaceOf(request),
+        request.params.id,
+        request.body,
+        auditSourceOf(request),
+      );
       return result.ok ? result.value : sendComplianceError(request, reply, result.error, 'risk');
     },
   );

@@ -29,7 +29,8 @@ export function vendorRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatalo
         operationId: 'listVendors',
         summary: 'List vendors',
         description:
-          'Oldest first. `q` searches the name and the website; filter by `status` or `risk_level`.',
+          'Oldest first. `q` searches the name and the website; filter by `status`, `risk_level`, ' +
+          '`owner_id` or `review_due_before` (a next review date before that day: overdue reviews).',
         tags,
         querystring: listQuery(VendorsFilter),
         response: responses({ 200: pageOf(Vendor) }),
@@ -50,11 +51,14 @@ export function vendorRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatalo
         description: 'Without them, `risk_level` is medium and `status` active.',
         tags,
         body: CreateVendorBody,
-        response: responses({ 201: Vendor }),
+        response: responses({ 201: Vendor }, [404]),
       },
     },
-    async (request, reply) =>
-      reply.code(201).send(await createVendor(deps, workspaceOf(request), request.body)),
+    async (request, reply) => {
+      const result = await createVendor(deps, workspaceOf(request), request.body, auditSourceOf(request));
+      if (!result.ok) return sendComplianceError(request, reply, result.error, 'vendor');
+      return reply.code(201).send(result.value);
+    },
   );
 
   app.get(
@@ -86,7 +90,13 @@ export function vendorRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatalo
       },
     },
     async (request, reply) => {
-      const result = await updateVendor(deps, workspaceOf(request), request.params.id, request.body);
+      const result = await updateVendor(
+        deps,
+        workspaceOf(request),
+        request.params.id,
+        request.body,
+        auditSourceOf(request),
+      );
       return result.ok ? result.value : sendComplianceError(request, reply, result.error, 'vendor');
     },
   );
