@@ -109,9 +109,14 @@ export const TasksFilter = Type.Object({
   assignee_id: Type.Optional(IdInput('Only tasks assigned to this person.')),
   control_id: Type.Optional(IdInput('Only tasks linked to this control.')),
   due_before: Type.Optional(
-    Type.String({ format: 'date', description: 'Only open tasks due before this date: overdue ones, given today.' }),
+    Type.String({
+      format: 'date',
+      description: 'Only open tasks due before this date: overdue ones, given today.',
+    }),
   ),
-  q: Type.Optional(Text(200, { description: 'Matches part of the title or description, case-insensitively.' })),
+  q: Type.Optional(
+    Text(200, { description: 'Matches part of the title or description, case-insensitively.' }),
+  ),
 });
 export type TasksFilter = Static<typeof TasksFilter>;
 

@@ -1,13 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import {
-  type Control,
-  listControls,
-  listPeople,
-  type Person,
-  updateControl,
-} from '../../compliance/index.ts';
-import type { Position } from '../../db/keyset.ts';
+import { type Control, listControls, updateControl } from '../../compliance/index.ts';
 import { canManageWorkspace, type Membership } from '../../workspace/index.ts';
 import { allPeople, personChoices } from '../choices.ts';
 import { isIdInput } from '../forms.ts';
