@@ -11,7 +11,7 @@ export {
   UNKNOWN_ACTOR,
   userActor,
 } from './actors.ts';
-export { auditEventsCsv, csvField } from './csv.ts';
+export { auditEventsCsv } from './csv.ts';
 export {
   type AuditChanges,
   AuditEvent,
