@@ -76,7 +76,8 @@ export interface Config {
    */
   orderLinkSecret: string | undefined;
   /** The workspace REST API: requests per window per client IP and per API key, evidence upload size. */
-  api: { perIpMax: number; perKeyMax: number; evidenceMaxBytes: number };
+  /** `exportPageSize`: rows a list's CSV export reads per query. */
+  api: { perIpMax: number; perKeyMax: number; evidenceMaxBytes: number; exportPageSize: number };
   /** Development only: webhook targets on loopback (http://127.0.0.1:...) are accepted. */
   webhooks: { allowLoopback: boolean };
   evidenceStorage: EvidenceStorageConfig;
@@ -377,6 +378,7 @@ export function loadConfig(env: Env = process.env): Config {
       perIpMax: readInteger(env, 'API_RATE_LIMIT_PER_IP', 1200, 1, 1_000_000_000),
       perKeyMax: readInteger(env, 'API_RATE_LIMIT_PER_KEY', 1200, 1, 1_000_000_000),
       evidenceMaxBytes: readInteger(env, 'EVIDENCE_MAX_BYTES', 25 * 1_048_576, 1024, 1024 * 1_048_576),
+      exportPageSize: readInteger(env, 'API_EXPORT_PAGE_SIZE', 500, 1, 10_000),
     },
     webhooks: { allowLoopback: readWebhookLoopback(env, nodeEnv) },
     evidenceStorage: readEvidenceStorage(env, dataDir),

@@ -9,6 +9,7 @@ import { type RateLimiter, type RateLimitVerdict, setRateLimitHeaders } from '..
 import { authenticate } from './auth.ts';
 import { SchemaCatalog } from './catalog.ts';
 import type { ApiDeps, ApiScope } from './context.ts';
+import { enableListExports } from './lists.ts';
 import { buildOpenApiDocument, collectRoutes } from './openapi.ts';
 import { auditEventRoutes } from './routes/audit-events.ts';
 import { controlRoutes } from './routes/controls.ts';
@@ -76,6 +77,7 @@ export async function apiV1(scope: FastifyInstance, deps: ApiDeps): Promise<void
   });
   const routes = collectRoutes(scope);
   applyLimitsAndAuthentication(scope, deps);
+  enableListExports(scope, { pageSize: deps.config.api.exportPageSize, clock: deps.clock });
 
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const catalog = new SchemaCatalog();
@@ -104,7 +106,8 @@ export async function apiV1(scope: FastifyInstance, deps: ApiDeps): Promise<void
               "Programmatic access to one workspace's ISO 27001 readiness data. Every request is confined " +
               'to the organization (workspace) of its API key; ids of other organizations answer 404. ' +
               'Lists take `limit` (default 50, at most 200) and an opaque `cursor`, and answer ' +
-              '`{ "data": [...], "next_cursor": string|null }`. Errors are application/problem+json with a ' +
+              '`{ "data": [...], "next_cursor": string|null }`; asked with `Accept: text/csv` a list answers every ' +
+              'row its filters match as a CSV file instead (`limit` and `cursor` are ignored). Errors are application/problem+json with a ' +
               'stable `code`. Interactive reference: /api/v1/docs.',
           },
           serverUrl: deps.config.baseUrl,

@@ -1,5 +1,6 @@
 import type { FastifyContextConfig, FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import type { TSchema } from 'typebox';
+import { pageItemSchema } from './pagination.ts';
 
 declare module 'fastify' {
   interface FastifySchema {
@@ -65,6 +66,19 @@ const RATE_LIMIT_HEADER_REFS = Object.fromEntries(
 );
 
 const RETRY_AFTER = { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } };
+
+/** What every list also answers to `Accept: text/csv` (see `answerList`). */
+const CSV_EXPORT = {
+  'text/csv': {
+    schema: {
+      type: 'string',
+      description:
+        'Every row the filters match (`limit` and `cursor` are ignored), as an attachment: a header ' +
+        'row, then a row per item; an object field is spread into `field.member` columns, a list of ' +
+        "values joined with `;`. A cell a spreadsheet would run as a formula starts with `'`.",
+    },
+  },
+};
 
 /** The routes of a scope, collected as they are registered, for the OpenAPI document. */
 export function collectRoutes(scope: FastifyInstance): DocumentedRoute[] {
@@ -148,7 +162,8 @@ function responses(
         Number(status) >= 400
           ? 'application/problem+json'
           : ((body as { contentMediaType?: string }).contentMediaType ?? 'application/json');
-      return [status, { ...described, content: { [mediaType]: { schema: ref(body) } } }];
+      const content = { [mediaType]: { schema: ref(body) }, ...(pageItemSchema(body) ? CSV_EXPORT : {}) };
+      return [status, { ...described, content }];
     }),
   );
 }

@@ -28,14 +28,24 @@ export function listQuery<P extends TProperties>(filter: TObject<P>) {
   return Type.Object({ ...filter.properties, ...pageProperties }, { additionalProperties: false });
 }
 
+/** The item schema of each page schema `pageOf` made: what a list's CSV export has as its columns. */
+const itemsOfPages = new WeakMap<TSchema, TSchema>();
+
 /** `{ data, next_cursor }`: a page of a list, newest cursor last. */
 export function pageOf<T extends TSchema>(item: T) {
-  return Type.Object({
+  const page = Type.Object({
     data: Type.Array(item),
     next_cursor: Type.Union([Type.String(), Type.Null()], {
       description: 'Pass as `cursor` for the next page; null on the last page.',
     }),
   });
+  itemsOfPages.set(page, item);
+  return page;
+}
+
+/** The item schema of a list's page schema; undefined for any other schema. */
+export function pageItemSchema(schema: unknown): TSchema | undefined {
+  return typeof schema === 'object' && schema !== null ? itemsOfPages.get(schema as TSchema) : undefined;
 }
 
 type PageQuery = Static<TObject<typeof pageProperties>>;

@@ -11,7 +11,6 @@ export {
   UNKNOWN_ACTOR,
   userActor,
 } from './actors.ts';
-export { csvField } from './csv.ts';
 export {
   type AuditChanges,
   AuditEvent,

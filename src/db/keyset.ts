@@ -33,6 +33,22 @@ export interface Page<Item> {
   next: Position | null;
 }
 
+/**
+ * Every page of a list, `pageSize` rows at a time, each read after the last row of the one before:
+ * an export of any length holds one page in memory.
+ */
+export async function* everyPage<Item>(
+  readPage: (page: PageRequest) => Promise<Page<Item>>,
+  pageSize: number,
+): AsyncGenerator<Item[]> {
+  let after: Position | undefined;
+  do {
+    const page = await readPage({ limit: pageSize, after });
+    yield page.items;
+    after = page.next ?? undefined;
+  } while (after);
+}
+
 export interface KeysetPage<Row> {
   rows: Row[];
   /** Where the next page starts; null on the last page. */

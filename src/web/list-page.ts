@@ -2,8 +2,8 @@ import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type TSchema, Type } from 'typebox';
 import { decodeCursor, encodeCursor } from '../api/index.ts';
-import { csvField } from '../audit/index.ts';
-import { type Page, type PageRequest, PositionMismatchError } from '../db/keyset.ts';
+import { everyPage, type Page, type PageRequest, PositionMismatchError } from '../db/keyset.ts';
+import { csvLine } from '../shared/csv.ts';
 import { sendPage } from './render.ts';
 
 /** A filter of a list page, read from the query string; an empty value is no filter. */
@@ -151,23 +151,18 @@ export async function readList<Item>(
   };
 }
 
-function csvLine(cells: readonly (string | number | boolean | null | undefined)[]): string {
-  return `${cells.map((cell) => csvField(cell === null || cell === undefined ? null : String(cell))).join(',')}\r\n`;
-}
-
+/** The list's rows as CSV lines, read a page at a time: the header, then one chunk per page. */
 async function* listCsv<Item>(
   definition: ListDefinition<Item>,
   csv: ListCsv<Item>,
   workspaceId: string,
   filter: ListFilter,
 ): AsyncGenerator<string> {
-  yield csvLine(csv.header);
-  let after: PageRequest['after'];
-  do {
-    const page = await definition.read(workspaceId, filter, { limit: EXPORT_PAGE_SIZE, after });
-    yield page.items.map((item) => csvLine(csv.row(item))).join('');
-    after = page.next ?? undefined;
-  } while (after);
+  const line = (cells: readonly (string | number | boolean | null | undefined)[]) =>
+    csvLine(cells.map((cell) => (cell === null || cell === undefined ? null : String(cell))));
+  yield line(csv.header);
+  const pages = everyPage((page) => definition.read(workspaceId, filter, page), EXPORT_PAGE_SIZE);
+  for await (const items of pages) yield items.map((item) => line(csv.row(item))).join('');
 }
 
 /**

@@ -110,6 +110,24 @@ describe(`the REST API's OpenAPI document on ${testDialect}`, () => {
     }
   });
 
+  it('documents the CSV export of every list beside its JSON page', async (t) => {
+    const { document } = await fetchDocument(t);
+    const lists: string[] = [];
+    // biome-ignore lint/suspicious/noExplicitAny: walking an OpenAPI document
+    for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, any>>)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const content = operation.responses['200']?.content ?? {};
+        const isList = content['application/json']?.schema?.properties?.next_cursor !== undefined;
+        assert.equal(content['text/csv'] !== undefined, isList, `${method} ${path}: text/csv`);
+        if (!isList) continue;
+        assert.equal(content['text/csv'].schema.type, 'string');
+        lists.push(operation.operationId);
+      }
+    }
+    for (const list of ['listTasks', 'listControls', 'listRisks', 'listAuditEvents', 'listHookDeliveries'])
+      assert.ok(lists.includes(list), list);
+  });
+
   it('documents every event type under webhooks, with valid JSON Schemas throughout', async (t) => {
     const { document } = await fetchDocument(t);
     assert.deepEqual(Object.keys(document.webhooks).sort(), [...EVENT_TYPE_NAMES].sort());

@@ -14,7 +14,7 @@ import { workspaceOf } from '../auth.ts';
 import type { SchemaCatalog } from '../catalog.ts';
 import { type ApiDeps, type ApiScope, IdParams } from '../context.ts';
 import { responses, sendComplianceError, sendNotFound } from '../errors.ts';
-import { answerList } from '../lists.ts';
+import { answerList, asksForCsv } from '../lists.ts';
 import { PageCache } from '../page-cache.ts';
 import { listQuery, pageOf } from '../pagination.ts';
 
@@ -46,7 +46,7 @@ export function controlRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatal
       const workspaceId = workspaceOf(request);
       const version = await controlsVersion(deps, workspaceId);
       const key = `${workspaceId} ${request.url}`;
-      const kept = pages.get(key, version);
+      const kept = asksForCsv(request) ? undefined : pages.get(key, version);
       if (kept !== undefined) return sendJsonText(reply, kept);
       const answer = await answerList(request, reply, 'controls', request.query, (id, filter, page) =>
         listControls(deps, id, filter, page),
