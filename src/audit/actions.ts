@@ -51,6 +51,7 @@ export const AUDIT_ACTIONS = {
   'vendor.deleted': 'Vendor deleted',
   'person.created': 'Person added',
   'person.updated': 'Person changed',
+  'person.left': 'Person marked as left',
   'policy.created': 'Policy created',
   'policy.updated': 'Policy changed',
 } as const;

@@ -75,6 +75,13 @@ export {
   upsertPerson,
 } from './people.ts';
 export {
+  applyPeopleImport,
+  PEOPLE_IMPORT_MAX_BYTES,
+  type PeopleImportError,
+  PeopleImportResult,
+  previewPeopleImport,
+} from './people-import.ts';
+export {
   getPolicy,
   listPolicies,
   PoliciesFilter,

@@ -177,6 +177,7 @@ function newPolicyRow(now: Date, workspaceId: string, body: UpsertPolicyBody): P
     version: body.version ?? '1.0',
     status: body.status ?? 'draft',
     summary: body.summary ?? null,
+    body: '',
     approved_at: body.approved_at ?? null,
     created_at: now.getTime(),
     updated_at: now.getTime(),

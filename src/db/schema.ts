@@ -18,6 +18,8 @@ import type {
   EvidenceTable,
   PeopleTable,
   PoliciesTable,
+  PolicyAcknowledgementsTable,
+  PolicyVersionsTable,
   RisksTable,
   TasksTable,
   VendorsTable,
@@ -69,6 +71,8 @@ export interface Database {
   risks: RisksTable;
   vendors: VendorsTable;
   policies: PoliciesTable;
+  policy_versions: PolicyVersionsTable;
+  policy_acknowledgements: PolicyAcknowledgementsTable;
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;

@@ -20,6 +20,8 @@ export const EVENT_TYPES = {
   'vendor.deleted': 'A vendor was deleted. `data` holds its `id`.',
   'person.created': 'A person was added to the directory. `data` is the person.',
   'person.updated': 'A person in the directory changed. `data` is the person.',
+  'person.left':
+    'A person was marked as left (employment_status became former). `data` is the person, with `left_on`.',
   'policy.created': 'A policy was created. `data` is the policy.',
   'policy.updated': 'A policy changed. `data` is the policy.',
   'workspace.plan_changed': "The workspace's plan changed (for example to Free when a term ended).",

@@ -41,6 +41,7 @@ async function changeEverything(api: ApiFixture): Promise<void> {
   await call('DELETE', `/tasks/${task.id}`);
   const person = await call('POST', '/people', { email: 'ines@example.com', name: 'Ines' });
   await call('PATCH', `/people/${person.id}`, { title: 'CISO' });
+  await call('PATCH', `/people/${person.id}`, { left_on: '2026-02-28' });
   const risk = await call('POST', '/risks', { title: 'Laptop theft', likelihood: 3, impact: 4 });
   await call('PATCH', `/risks/${risk.id}`, { impact: 5 });
   await call('DELETE', `/risks/${risk.id}`);
