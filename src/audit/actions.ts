@@ -54,6 +54,8 @@ export const AUDIT_ACTIONS = {
   'person.left': 'Person marked as left',
   'policy.created': 'Policy created',
   'policy.updated': 'Policy changed',
+  'policy.approved': 'Policy version approved',
+  'policy.acknowledged': 'Policy acknowledged',
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;
