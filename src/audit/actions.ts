@@ -51,8 +51,11 @@ export const AUDIT_ACTIONS = {
   'vendor.deleted': 'Vendor deleted',
   'person.created': 'Person added',
   'person.updated': 'Person changed',
+  'person.left': 'Person marked as left',
   'policy.created': 'Policy created',
   'policy.updated': 'Policy changed',
+  'policy.approved': 'Policy version approved',
+  'policy.acknowledged': 'Policy acknowledged',
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

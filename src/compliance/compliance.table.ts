@@ -131,6 +131,8 @@ export interface PeopleTable {
   title: string | null;
   department: string | null;
   employment_status: EmploymentStatus;
+  /** A calendar date, `YYYY-MM-DD`: when the person left; only a former person has one. */
+  left_on: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -146,8 +148,39 @@ export interface PoliciesTable {
   version: string;
   status: PolicyStatus;
   summary: string | null;
+  /** Markdown: the text being edited, which the current draft version holds too. */
+  body: string;
   /** A calendar date, `YYYY-MM-DD`. */
   approved_at: string | null;
   created_at: number;
   updated_at: number;
+}
+
+export type PolicyVersionStatus = 'draft' | 'approved';
+
+/** At most one draft per policy (the highest number); approved versions never change. */
+export interface PolicyVersionsTable {
+  id: string;
+  workspace_id: string;
+  policy_id: string;
+  /** 1, 2, 3...: the draft holds the number its approval will give it. */
+  number: number;
+  status: PolicyVersionStatus;
+  title: string;
+  summary: string | null;
+  body: string;
+  approved_at: number | null;
+  /** The approver's label as the audit log shows it (an account's email, an API key). */
+  approved_by: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A member's acknowledgement of one approved version; `user_id` is an account of `accounts/`. */
+export interface PolicyAcknowledgementsTable {
+  workspace_id: string;
+  policy_id: string;
+  version: number;
+  user_id: string;
+  acknowledged_at: number;
 }

@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox';
+import type { AuditSource } from '../audit/index.ts';
 import { CREATION_ORDER, fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import type { Tx } from '../db/schema.ts';
 import { inTransaction, isUniqueViolation, lockingRead } from '../db/transaction.ts';
@@ -7,21 +8,22 @@ import { EmailAddress } from '../shared/email.ts';
 import { newId } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
 import { iso, Nullable, RecordId, Text, Timestamp } from '../shared/wire.ts';
-import { publishEvent } from '../webhooks/index.ts';
 import type { EmploymentStatus, PeopleTable } from './compliance.table.ts';
 import {
   type ComplianceDeps,
   type ComplianceError,
   changedKeys,
   containsText,
+  fieldChanges,
   findWorkspaceRow,
   lockWorkspaceRow,
   notFound,
+  recordChange,
   type UpsertOutcome as Upserted,
   upsertByUniqueKey,
 } from './shared.ts';
 
-const EMPLOYMENT_STATUSES = [
+export const EMPLOYMENT_STATUSES = [
   'current',
   'future',
   'former',
@@ -41,6 +43,12 @@ export const Person = Type.Object(
     title: Nullable(Type.String({ description: 'Job title.' })),
     department: Nullable(Type.String()),
     employment_status: EmploymentStatusSchema,
+    left_on: Nullable(
+      Type.String({
+        format: 'date',
+        description: 'When the person left (YYYY-MM-DD); only former people have one.',
+      }),
+    ),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -54,6 +62,7 @@ export const Person = Type.Object(
         title: 'CTO',
         department: 'Engineering',
         employment_status: 'current',
+        left_on: null,
         created_at: '2026-11-23T10:15:00.000Z',
         updated_at: '2026-11-23T10:15:00.000Z',
       },
@@ -67,6 +76,16 @@ const editable = {
   title: Type.Optional(Nullable(Text(200))),
   department: Type.Optional(Nullable(Text(200))),
   employment_status: Type.Optional(EmploymentStatusSchema),
+  left_on: Type.Optional(
+    Nullable(
+      Type.String({
+        format: 'date',
+        description:
+          'Marks the person as left (employment_status becomes former) on this date. A person who ' +
+          'becomes former without one left today; only former people have one.',
+      }),
+    ),
+  ),
 };
 
 /** POST /people: created if the email is new, otherwise the person with that email is updated. */
@@ -89,7 +108,11 @@ export type UpsertPersonBody = Static<typeof UpsertPersonBody>;
 
 export const UpdatePersonBody = Type.Object(
   { email: Type.Optional(Email), ...editable },
-  { additionalProperties: false, minProperties: 1, examples: [{ employment_status: 'former' }] },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    examples: [{ employment_status: 'former', left_on: '2026-11-30' }],
+  },
 );
 export type UpdatePersonBody = Static<typeof UpdatePersonBody>;
 
@@ -107,6 +130,7 @@ export function toPerson(row: PeopleTable): Person {
     title: row.title,
     department: row.department,
     employment_status: row.employment_status,
+    left_on: row.left_on,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };
@@ -136,18 +160,52 @@ export async function getPerson(
 
 export type UpsertOutcome = { person: Person; outcome: Upserted };
 
-function newPersonRow(now: Date, workspaceId: string, body: UpsertPersonBody): PeopleTable {
-  return {
-    id: newId('per', now),
-    workspace_id: workspaceId,
-    email: body.email,
-    name: body.name ?? null,
-    title: body.title ?? null,
-    department: body.department ?? null,
-    employment_status: body.employment_status ?? 'current',
-    created_at: now.getTime(),
-    updated_at: now.getTime(),
-  };
+export type PersonFields = Partial<
+  Pick<PeopleTable, 'email' | 'name' | 'title' | 'department' | 'employment_status' | 'left_on'>
+>;
+
+const leftOnNeedsFormer: ComplianceError = {
+  code: 'conflict',
+  field: 'left_on',
+  message: 'Only a former person has a left_on date: send employment_status former, or no left_on.',
+};
+
+function today(clock: Clock): string {
+  return clock.now().toISOString().slice(0, 10);
+}
+
+/**
+ * The employment status and leaving date a change leads to. A `left_on` date marks the person as
+ * former; becoming former without one means leaving today (a new person added as former keeps
+ * an unknown date); any other status has no date.
+ */
+function resolveLeaving(
+  clock: Clock,
+  existing: PeopleTable | undefined,
+  changes: PersonFields,
+): Result<Pick<PeopleTable, 'employment_status' | 'left_on'>, ComplianceError> {
+  const employmentStatus =
+    changes.employment_status ?? (changes.left_on ? 'former' : (existing?.employment_status ?? 'current'));
+  if (employmentStatus !== 'former') {
+    return changes.left_on
+      ? err(leftOnNeedsFormer)
+      : ok({ employment_status: employmentStatus, left_on: null });
+  }
+  let leftOn: string | null;
+  if (changes.left_on !== undefined) leftOn = changes.left_on;
+  else if (existing?.employment_status === 'former') leftOn = existing.left_on;
+  else leftOn = existing ? today(clock) : null;
+  return ok({ employment_status: 'former', left_on: leftOn });
+}
+
+/** What a request would set on a stored person, the leaving rule applied (see `resolveLeaving`). */
+export function plannedPersonChanges(
+  clock: Clock,
+  existing: PeopleTable | undefined,
+  requested: PersonFields,
+): Result<PersonFields, ComplianceError> {
+  const leaving = resolveLeaving(clock, existing, requested);
+  return leaving.ok ? ok({ ...requested, ...leaving.value }) : leaving;
 }
 
 /** Idempotent on the email: the same body twice creates once and then changes nothing. */
@@ -155,34 +213,68 @@ export async function upsertPerson(
   deps: ComplianceDeps,
   workspaceId: string,
   body: UpsertPersonBody,
-): Promise<UpsertOutcome> {
+  source: AuditSource,
+): Promise<Result<UpsertOutcome, ComplianceError>> {
+  return inTransaction(deps.db, (trx) => upsertPersonIn(trx, deps, workspaceId, body, source));
+}
+
+/** The upsert of `upsertPerson`, in the caller's transaction (an import runs many in one). */
+export async function upsertPersonIn(
+  trx: Tx,
+  deps: ComplianceDeps,
+  workspaceId: string,
+  body: UpsertPersonBody,
+  source: AuditSource,
+): Promise<Result<UpsertOutcome, ComplianceError>> {
   const email = body.email.toLowerCase();
-  return inTransaction(deps.db, async (trx) => {
-    const { row, outcome } = await upsertByUniqueKey<PeopleTable>({
-      find: () =>
-        lockingRead(
-          trx,
-          trx
-            .selectFrom('people')
-            .selectAll()
-            .where('workspace_id', '=', workspaceId)
-            .where('email', '=', email),
-        ).executeTakeFirst(),
-      create: () => newPersonRow(deps.clock.now(), workspaceId, { ...body, email }),
-      insert: (created) =>
-        trx
-          .insertInto('people')
-          .values(created)
-          .onConflict((oc) => oc.columns(['workspace_id', 'email']).doNothing())
-          .executeTakeFirst(),
-      update: (stored) => applyChanges(trx, deps.clock, stored, { ...body, email }),
-    });
-    const person = toPerson(row);
-    if (outcome === 'created') {
-      await publishEvent(trx, deps.clock, { workspaceId, type: 'person.created', data: person });
-    }
-    return { person, outcome };
+  const find = () =>
+    lockingRead(
+      trx,
+      trx.selectFrom('people').selectAll().where('workspace_id', '=', workspaceId).where('email', '=', email),
+    ).executeTakeFirst();
+  const leavingAsNew = resolveLeaving(deps.clock, undefined, body);
+  if (!leavingAsNew.ok) return leavingAsNew;
+  let refusal: ComplianceError | undefined;
+  const { row, outcome } = await upsertByUniqueKey<PeopleTable>({
+    find,
+    create: () => {
+      const now = deps.clock.now().getTime();
+      return {
+        id: newId('per', deps.clock.now()),
+        workspace_id: workspaceId,
+        email,
+        name: body.name ?? null,
+        title: body.title ?? null,
+        department: body.department ?? null,
+        ...leavingAsNew.value,
+        created_at: now,
+        updated_at: now,
+      };
+    },
+    insert: (created) =>
+      trx
+        .insertInto('people')
+        .values(created)
+        .onConflict((oc) => oc.columns(['workspace_id', 'email']).doNothing())
+        .executeTakeFirst(),
+    update: async (stored) => {
+      const applied = await applyChanges(trx, deps, stored, { ...body, email }, source);
+      if (applied.ok) return applied.value;
+      refusal = applied.error;
+      return { row: stored, changed: false };
+    },
   });
+  if (refusal) return err(refusal);
+  const person = toPerson(row);
+  if (outcome === 'created') {
+    await recordChange(trx, deps, source, {
+      workspaceId,
+      type: 'person.created',
+      data: person,
+      target: personTarget(person),
+    });
+  }
+  return ok({ person, outcome });
 }
 
 const emailTaken: ComplianceError = {
@@ -191,22 +283,30 @@ const emailTaken: ComplianceError = {
   message: 'Another person has this email.',
 };
 
-/** A new email must stay unique; the constraint decides, so two concurrent changes cannot both win. */
+/**
+ * A new email must stay unique; the constraint decides, so two concurrent changes cannot both win.
+ * Marking someone as left is `employment_status: former`, with `left_on` or not (see
+ * `resolveLeaving`); it publishes `person.left` rather than `person.updated`.
+ */
 export async function updatePerson(
   deps: ComplianceDeps,
   workspaceId: string,
   id: string,
   body: UpdatePersonBody,
+  source: AuditSource,
 ): Promise<Result<Person, ComplianceError>> {
   try {
     return await inTransaction(deps.db, async (trx) => {
       const existing = await lockWorkspaceRow(trx, 'people', workspaceId, id);
       if (!existing) return err(notFound);
-      const updated = await applyChanges(trx, deps.clock, existing, {
-        ...body,
-        email: body.email?.toLowerCase(),
-      });
-      return ok(toPerson(updated.row));
+      const applied = await applyChanges(
+        trx,
+        deps,
+        existing,
+        { ...body, email: body.email?.toLowerCase() },
+        source,
+      );
+      return applied.ok ? ok(toPerson(applied.value.row)) : applied;
     });
   } catch (error) {
     if (isUniqueViolation(error)) return err(emailTaken);
@@ -214,15 +314,23 @@ export async function updatePerson(
   }
 }
 
+function personTarget(person: Person) {
+  return { type: 'person', id: person.id, label: person.name ?? person.email };
+}
+
 async function applyChanges(
   trx: Tx,
-  clock: Clock,
+  deps: ComplianceDeps,
   existing: PeopleTable,
-  changes: Partial<Pick<PeopleTable, 'email' | 'name' | 'title' | 'department' | 'employment_status'>>,
-): Promise<{ row: PeopleTable; changed: boolean }> {
+  requested: PersonFields,
+  source: AuditSource,
+): Promise<Result<{ row: PeopleTable; changed: boolean }, ComplianceError>> {
+  const planned = plannedPersonChanges(deps.clock, existing, requested);
+  if (!planned.ok) return planned;
+  const changes = planned.value;
   const keys = changedKeys(existing, changes);
-  if (keys.length === 0) return { row: existing, changed: false };
-  const row: PeopleTable = { ...existing, updated_at: clock.now().getTime() };
+  if (keys.length === 0) return ok({ row: existing, changed: false });
+  const row: PeopleTable = { ...existing, updated_at: deps.clock.now().getTime() };
   for (const key of keys) Object.assign(row, { [key]: changes[key] });
   const { id, workspace_id, created_at, ...columns } = row;
   await trx
@@ -231,6 +339,14 @@ async function applyChanges(
     .where('workspace_id', '=', workspace_id)
     .where('id', '=', id)
     .execute();
-  await publishEvent(trx, clock, { workspaceId: workspace_id, type: 'person.updated', data: toPerson(row) });
-  return { row, changed: true };
+  const person = toPerson(row);
+  const left = existing.employment_status !== 'former' && row.employment_status === 'former';
+  await recordChange(trx, deps, source, {
+    workspaceId: workspace_id,
+    type: left ? 'person.left' : 'person.updated',
+    data: person,
+    target: personTarget(person),
+    changes: fieldChanges(existing, changes),
+  });
+  return ok({ row, changed: true });
 }

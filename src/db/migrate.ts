@@ -22,6 +22,7 @@ import * as storedFiles from './migrations/0020_stored_files.ts';
 import * as orderPageKeyHashes from './migrations/0021_order_page_key_hashes.ts';
 import * as auditChanges from './migrations/0022_audit_changes.ts';
 import * as riskTreatmentVendorReview from './migrations/0024_risk_treatment_vendor_review.ts';
+import * as peoplePolicies from './migrations/0025_people_policies.ts';
 
 /** The one ordered set of migrations, for both dialects. Append only; never edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -47,6 +48,7 @@ export const migrations: Record<string, Migration> = {
   '0021_order_page_key_hashes': orderPageKeyHashes,
   '0022_audit_changes': auditChanges,
   '0024_risk_treatment_vendor_review': riskTreatmentVendorReview,
+  '0025_people_policies': peoplePolicies,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema

@@ -18,6 +18,8 @@ import type {
   EvidenceTable,
   PeopleTable,
   PoliciesTable,
+  PolicyAcknowledgementsTable,
+  PolicyVersionsTable,
   RiskControlsTable,
   RisksTable,
   TasksTable,
@@ -71,6 +73,8 @@ export interface Database {
   risk_controls: RiskControlsTable;
   vendors: VendorsTable;
   policies: PoliciesTable;
+  policy_versions: PolicyVersionsTable;
+  policy_acknowledgements: PolicyAcknowledgementsTable;
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;

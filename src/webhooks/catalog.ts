@@ -20,8 +20,14 @@ export const EVENT_TYPES = {
   'vendor.deleted': 'A vendor was deleted. `data` holds its `id`.',
   'person.created': 'A person was added to the directory. `data` is the person.',
   'person.updated': 'A person in the directory changed. `data` is the person.',
+  'person.left':
+    'A person was marked as left (employment_status became former). `data` is the person, with `left_on`.',
   'policy.created': 'A policy was created. `data` is the policy.',
   'policy.updated': 'A policy changed. `data` is the policy.',
+  'policy.approved':
+    "A policy's draft was approved as a numbered version. `data` is the policy, its `version` the number.",
+  'policy.acknowledged':
+    'A member acknowledged the approved version of a policy. `data` holds `policy_id`, `version`, `user_id` and `acknowledged_at`.',
   'workspace.plan_changed': "The workspace's plan changed (for example to Free when a term ended).",
   'workspace.renamed':
     'The workspace was renamed (on its Settings page or through the API). `data` holds `previous_name` and `name`.',

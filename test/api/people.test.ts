@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { startApiFixture } from '../helpers/api.ts';
+import { publishedEvents, startApiFixture } from '../helpers/api.ts';
 import { testDialect } from '../helpers/database.ts';
 
 const ADA = { email: 'Ada@Example.com', name: 'Ada Lovelace', title: 'CTO', department: 'Engineering' };
@@ -145,5 +145,87 @@ describe(`people on ${testDialect}`, () => {
       [mine.id],
     );
     assert.equal((await api.call('GET', `/people/${mine.id}`)).body.title, 'CTO');
+  });
+
+  it('record every change in the audit log with the API key as the actor and what changed', async (t) => {
+    const api = await startApiFixture(t);
+    const ada = (await api.call('POST', '/people', { json: ADA })).body;
+    await api.call('POST', '/people', { json: ADA });
+    await api.call('POST', '/people', { json: { email: ADA.email, title: 'CEO' } });
+    await api.call('PATCH', `/people/${ada.id}`, { json: { department: 'Board' } });
+    const events = (await api.call('GET', '/audit-events')).body.data.filter((event: { action: string }) =>
+      event.action.startsWith('person.'),
+    );
+    assert.deepEqual(
+      events.map((event: { action: string; target: { id: string }; changes: unknown }) => [
+        event.action,
+        event.target.id,
+        event.changes,
+      ]),
+      [
+        ['person.updated', ada.id, { department: { from: 'Engineering', to: 'Board' } }],
+        ['person.updated', ada.id, { title: { from: 'CTO', to: 'CEO' } }],
+        ['person.created', ada.id, null],
+      ],
+    );
+    assert.ok(
+      events.every((event: { actor: { api_key_id: string } }) => event.actor.api_key_id === api.org.keyId),
+    );
+  });
+
+  it('mark a person as left: former with a left_on date, published as person.left', async (t) => {
+    const api = await startApiFixture(t);
+    const ada = (await api.call('POST', '/people', { json: ADA })).body;
+    assert.equal(ada.left_on, null);
+    const left = await api.call('PATCH', `/people/${ada.id}`, { json: { left_on: '2026-02-20' } });
+    assert.deepEqual(
+      [left.status, left.body.employment_status, left.body.left_on],
+      [200, 'former', '2026-02-20'],
+      'a date alone marks the person as left',
+    );
+    const corrected = await api.call('PATCH', `/people/${ada.id}`, { json: { left_on: '2026-02-21' } });
+    assert.equal(corrected.body.left_on, '2026-02-21');
+    const back = await api.call('PATCH', `/people/${ada.id}`, { json: { employment_status: 'current' } });
+    assert.deepEqual([back.body.employment_status, back.body.left_on], ['current', null]);
+    const today = await api.call('PATCH', `/people/${ada.id}`, { json: { employment_status: 'former' } });
+    assert.deepEqual([today.body.employment_status, today.body.left_on], ['former', '2026-03-01']);
+    const unknownDate = await api.call('POST', '/people', {
+      json: { email: 'old@example.com', employment_status: 'former' },
+    });
+    assert.deepEqual([unknownDate.status, unknownDate.body.left_on], [201, null]);
+    assert.deepEqual(
+      (await publishedEvents(api)).map((event) => [event.type, event.data.left_on]),
+      [
+        ['person.created', null],
+        ['person.left', '2026-02-20'],
+        ['person.updated', '2026-02-21'],
+        ['person.updated', null],
+        ['person.left', '2026-03-01'],
+        ['person.created', null],
+      ],
+    );
+    const audit = await api.call('GET', '/audit-events?action=person.left');
+    assert.deepEqual(audit.body.data[1].changes, {
+      employment_status: { from: 'current', to: 'former' },
+      left_on: { from: null, to: '2026-02-20' },
+    });
+    for (const [method, path, json] of [
+      ['PATCH', `/people/${ada.id}`, { employment_status: 'current', left_on: '2026-02-20' }],
+      [
+        'POST',
+        '/people',
+        { email: 'new@example.com', employment_status: 'contractor', left_on: '2026-02-20' },
+      ],
+    ] as const) {
+      const refused = await api.call(method, path, { json });
+      assert.deepEqual(
+        [refused.status, refused.body.code, refused.body.errors[0].path],
+        [409, 'conflict', 'body/left_on'],
+        JSON.stringify(json),
+      );
+    }
+    const invalid = await api.call('PATCH', `/people/${ada.id}`, { json: { left_on: '2026-02-30' } });
+    assert.deepEqual([invalid.status, invalid.body.errors[0].path], [400, 'body/left_on']);
+    assert.equal((await api.call('GET', '/people?q=new@')).body.data.length, 0, 'nothing was written');
   });
 });

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { OPERATOR_SOURCE, userActor } from '../../src/audit/index.ts';
+import { acknowledgePolicy, approvePolicy } from '../../src/compliance/index.ts';
 import { type ApiFixture, publishedEvents, startApiFixture, walkPages } from '../helpers/api.ts';
 import { testDialect } from '../helpers/database.ts';
 
@@ -35,6 +37,7 @@ describe(`policies on ${testDialect}`, () => {
       {
         id: undefined,
         ...ACCESS,
+        body: '',
         created_at: '2026-03-01T12:00:00.000Z',
         updated_at: '2026-03-01T12:00:00.000Z',
       },
@@ -247,5 +250,185 @@ describe(`policies on ${testDialect}`, () => {
       (await api.call('GET', '/policies')).body.data.map((p: Policy) => p.id),
       [mine.id],
     );
+  });
+
+  it('keep versions: edits go to the draft, approval numbers it for good', async (t) => {
+    const api = await startApiFixture(t);
+    const created = await api.call('POST', '/policies', {
+      json: { key: 'backup', title: 'Backup Policy', body: '# Backup\n\nDaily.' },
+    });
+    assert.deepEqual(
+      [created.body.body, created.body.status, created.body.version],
+      ['# Backup\n\nDaily.', 'draft', '1.0'],
+    );
+    const id = created.body.id;
+    await api.call('PATCH', `/policies/${id}`, { json: { body: '# Backup\n\nHourly.' } });
+    const drafts = await api.call('GET', `/policies/${id}/versions`);
+    assert.deepEqual(
+      drafts.body.data.map((v: { number: number; status: string }) => [v.number, v.status]),
+      [[1, 'draft']],
+      'changes while in draft update the one draft',
+    );
+    api.runtime.clock.advance(60_000);
+    const approved = await api.call('POST', `/policies/${id}/approve`);
+    assert.deepEqual(
+      [approved.status, approved.body.version, approved.body.status, approved.body.approved_at],
+      [200, '1', 'approved', '2026-03-01'],
+    );
+    const again = await api.call('POST', `/policies/${id}/approve`);
+    assert.deepEqual([again.status, again.body.code], [409, 'nothing_to_approve']);
+
+    const unchanged = await api.call('PATCH', `/policies/${id}`, { json: { body: '# Backup\n\nHourly.' } });
+    assert.equal(unchanged.body.status, 'approved', 'the same text makes no draft');
+    const edited = await api.call('PATCH', `/policies/${id}`, {
+      json: { title: 'Backup and Restore Policy' },
+    });
+    assert.deepEqual([edited.body.status, edited.body.version], ['draft', '1']);
+    const second = await api.call('POST', `/policies/${id}/approve`);
+    assert.deepEqual([second.body.version, second.body.status], ['2', 'approved']);
+
+    const versions = (await api.call('GET', `/policies/${id}/versions?limit=1`)).body;
+    assert.equal(versions.data[0].number, 1);
+    assert.ok(versions.next_cursor);
+    const first = await api.call('GET', `/policies/${id}/versions/1`);
+    assert.deepEqual(
+      [first.body.status, first.body.title, first.body.body, first.body.approved_at],
+      ['approved', 'Backup Policy', '# Backup\n\nHourly.', '2026-03-01T12:01:00.000Z'],
+      'approved versions keep their text',
+    );
+    assert.match(first.body.approved_by, /^API key/);
+    assert.equal(
+      (await api.call('GET', `/policies/${id}/versions/2`)).body.title,
+      'Backup and Restore Policy',
+    );
+    assert.deepEqual((await api.call('GET', `/policies/${id}/versions/3`)).body.code, 'not_found');
+    assert.deepEqual(
+      (await publishedEvents(api)).map((event) => [event.type, event.data.version, event.data.status]),
+      [
+        ['policy.created', '1.0', 'draft'],
+        ['policy.updated', '1.0', 'draft'],
+        ['policy.approved', '1', 'approved'],
+        ['policy.updated', '1', 'draft'],
+        ['policy.approved', '2', 'approved'],
+      ],
+    );
+    const audit = (await api.call('GET', '/audit-events?action=policy.updated')).body.data;
+    assert.deepEqual(audit[1].changes, { body: { from: '16 characters', to: '17 characters' } });
+  });
+
+  it('approve from the app only as an owner or admin; members acknowledge the approved version', async (t) => {
+    const api = await startApiFixture(t);
+    const deps = { db: api.runtime.database.db, clock: api.runtime.clock };
+    const workspaceId = api.org.workspaceId;
+    const policy = (await api.call('POST', '/policies', { json: { key: 'clean-desk', title: 'Clean Desk' } }))
+      .body;
+    const source = { actor: userActor({ id: 'usr_member', email: 'member@example.com' }) };
+    assert.deepEqual(await acknowledgePolicy(deps, workspaceId, policy.id, 'usr_member', source), {
+      ok: false,
+      error: { code: 'not_approved' },
+    });
+    const empty = await api.call('GET', `/policies/${policy.id}/acknowledgements`);
+    assert.deepEqual([empty.status, empty.body.version, empty.body.data], [200, null, []]);
+    const refused = await approvePolicy(
+      deps,
+      workspaceId,
+      policy.id,
+      { kind: 'member', role: 'member' },
+      source,
+    );
+    assert.deepEqual(refused, { ok: false, error: { code: 'not_allowed' } });
+    const admin = { actor: userActor({ id: 'usr_admin', email: 'admin@example.com' }) };
+    const approved = await approvePolicy(
+      deps,
+      workspaceId,
+      policy.id,
+      { kind: 'member', role: 'admin' },
+      admin,
+    );
+    assert.ok(approved.ok);
+    assert.equal(
+      (await api.call('GET', `/policies/${policy.id}/versions/1`)).body.approved_by,
+      'admin@example.com',
+    );
+
+    api.runtime.clock.advance(1000);
+    const acknowledged = await acknowledgePolicy(deps, workspaceId, policy.id, 'usr_member', source);
+    assert.deepEqual(acknowledged, {
+      ok: true,
+      value: {
+        policy_id: policy.id,
+        version: 1,
+        user_id: 'usr_member',
+        acknowledged_at: '2026-03-01T12:00:01.000Z',
+      },
+    });
+    api.runtime.clock.advance(1000);
+    assert.deepEqual(
+      await acknowledgePolicy(deps, workspaceId, policy.id, 'usr_member', source),
+      acknowledged,
+    );
+    const listed = await api.call('GET', `/policies/${policy.id}/acknowledgements`);
+    assert.deepEqual([listed.body.version, listed.body.data], [1, [acknowledged.value]]);
+    assert.ok(Array.isArray(listed.body.pending_user_ids));
+    assert.deepEqual(
+      (await publishedEvents(api))
+        .filter((event) => event.type === 'policy.acknowledged')
+        .map((event) => event.data),
+      [acknowledged.value],
+      'acknowledging twice publishes once',
+    );
+    const audit = (await api.call('GET', '/audit-events?action=policy.acknowledged')).body.data;
+    assert.deepEqual(
+      audit.map((event: { actor: { user_id: string }; target: { id: string } }) => [
+        event.actor.user_id,
+        event.target.id,
+      ]),
+      [['usr_member', policy.id]],
+    );
+
+    await api.call('PATCH', `/policies/${policy.id}`, { json: { body: 'Clear your desk.' } });
+    await approvePolicy(deps, workspaceId, policy.id, { kind: 'api_key' }, OPERATOR_SOURCE);
+    const renewed = await api.call('GET', `/policies/${policy.id}/acknowledgements`);
+    assert.deepEqual(
+      [renewed.body.version, renewed.body.data],
+      [2, []],
+      'a new version needs new acknowledgements',
+    );
+    assert.equal(
+      (await api.call('POST', `/policies/${policy.id}/acknowledgements`)).status,
+      405,
+      'API keys cannot acknowledge',
+    );
+  });
+
+  it('answer 404 for another workspace and 400 for bad input on versions', async (t) => {
+    const api = await startApiFixture(t);
+    const other = await api.createOrganization('Other');
+    const mine = (await api.call('POST', '/policies', { json: { key: 'mine', title: 'Mine' } })).body;
+    for (const [method, path] of [
+      ['POST', `/policies/${mine.id}/approve`],
+      ['GET', `/policies/${mine.id}/versions`],
+      ['GET', `/policies/${mine.id}/versions/1`],
+      ['GET', `/policies/${mine.id}/acknowledgements`],
+    ] as const) {
+      const response = await api.call(method, path, { key: other.key });
+      assert.deepEqual([response.status, response.body.code], [404, 'not_found'], path);
+    }
+    assert.equal(
+      (await api.call('GET', `/policies/${mine.id}`)).body.status,
+      'draft',
+      'not approved by them',
+    );
+    for (const path of [
+      `/policies/${mine.id}/versions/0`,
+      `/policies/${mine.id}/versions/x`,
+      `/policies/${mine.id}/versions/99999999999`,
+    ]) {
+      assert.equal((await api.call('GET', path)).status, 400, path);
+    }
+    const tooLong = await api.call('PATCH', `/policies/${mine.id}`, { json: { body: 'x'.repeat(200_001) } });
+    assert.deepEqual([tooLong.status, tooLong.body.errors[0].path], [400, 'body/body']);
+    const nul = await api.call('POST', '/policies', { json: { key: 'nul', title: 'x', body: 'a\u0000b' } });
+    assert.deepEqual([nul.status, nul.body.errors[0].path], [400, 'body/body']);
   });
 });

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { userActor } from '../../src/audit/index.ts';
+import { acknowledgePolicy } from '../../src/compliance/index.ts';
 import { DAY_MS } from '../../src/shared/clock.ts';
 import { EVENT_TYPE_NAMES } from '../../src/webhooks/index.ts';
 import { endElapsedTerms } from '../../src/workspace/index.ts';
@@ -41,6 +43,7 @@ async function changeEverything(api: ApiFixture): Promise<void> {
   await call('DELETE', `/tasks/${task.id}`);
   const person = await call('POST', '/people', { email: 'ines@example.com', name: 'Ines' });
   await call('PATCH', `/people/${person.id}`, { title: 'CISO' });
+  await call('PATCH', `/people/${person.id}`, { left_on: '2026-02-28' });
   const risk = await call('POST', '/risks', { title: 'Laptop theft', likelihood: 3, impact: 4 });
   await call('PATCH', `/risks/${risk.id}`, { impact: 5 });
   await call('DELETE', `/risks/${risk.id}`);
@@ -49,6 +52,11 @@ async function changeEverything(api: ApiFixture): Promise<void> {
   await call('DELETE', `/vendors/${vendor.id}`);
   const policy = await call('POST', '/policies', { key: 'access-control', title: 'Access control policy' });
   await call('PATCH', `/policies/${policy.id}`, { title: 'Access control and identity policy' });
+  await call('POST', `/policies/${policy.id}/approve`);
+  const deps = { db: api.runtime.database.db, clock: api.runtime.clock };
+  const member = { actor: userActor({ id: 'usr_reader', email: 'reader@example.com' }) };
+  const acknowledged = await acknowledgePolicy(deps, api.org.workspaceId, policy.id, 'usr_reader', member);
+  assert.ok(acknowledged.ok, 'policy.acknowledged: members acknowledge in the app, not through the API');
   const evidence = await call('POST', '/evidence', {
     url: 'https://docs.example.com/access-policy.pdf',
     title: 'Access policy, signed',
