@@ -15,6 +15,8 @@ export interface ControlsTable {
   status: ControlStatus;
   owner_id: string | null;
   notes: string | null;
+  /** Why the control is in or out of the Statement of Applicability; required for not_applicable. */
+  justification: string | null;
   created_at: number;
   updated_at: number;
 }

@@ -3,7 +3,7 @@
  * these, in the transaction of the change; the OpenAPI document lists them under `webhooks`.
  */
 export const EVENT_TYPES = {
-  'control.updated': "A control's status, owner or notes changed. `data` is the control.",
+  'control.updated': "A control's status, owner, notes or justification changed. `data` is the control.",
   'task.created': 'A task was created. `data` is the task.',
   'task.updated': 'A task changed without being completed or reopened. `data` is the task.',
   'task.completed': 'A task was completed. `data` is the task.',

@@ -12,6 +12,7 @@ import {
 } from '../../compliance/index.ts';
 import { type Position, PositionMismatchError } from '../../db/keyset.ts';
 import { canManageWorkspace, type Membership } from '../../workspace/index.ts';
+import { userSourceOf } from '../audit.ts';
 import { field, isIdInput, isStorable } from '../forms.ts';
 import { STATUS_LABELS, THEME_LABELS } from '../glance.ts';
 import { membershipFor } from '../guard.ts';
@@ -22,6 +23,8 @@ import type { RouteDeps } from './deps.ts';
 const PAGE_SIZE = 50;
 const MAX_QUERY_LENGTH = 200;
 const PEOPLE_PAGE = 200;
+/** As the REST API bounds it. */
+const MAX_JUSTIFICATION_LENGTH = 10_000;
 
 type ControlsRequest = {
   Params: { workspaceId: string };
@@ -198,19 +201,41 @@ export function controlRoutes(app: FastifyInstance, deps: RouteDeps): void {
     }) ?? { filter: {} };
     const status = field(request, 'status');
     const ownerId = field(request, 'owner_id');
+    // Optional: a form without it keeps the stored justification.
+    const justification = field(request, 'justification').trim();
     const controlId = request.params.controlId;
-    if (!isStatus(status) || (ownerId !== '' && !isIdInput(ownerId))) {
+    if (
+      !isStatus(status) ||
+      (ownerId !== '' && !isIdInput(ownerId)) ||
+      !isStorable(justification) ||
+      justification.length > MAX_JUSTIFICATION_LENGTH
+    ) {
       return controlsPage(deps, request, reply, access.membership, state, {
         error: { code: 'invalid_request', message: 'Choose a status and an owner from the lists.' },
       });
     }
     if (!isIdInput(controlId)) return sendNotFound(request, reply);
-    const result = await updateControl(deps, workspaceId, controlId, {
-      status,
-      owner_id: ownerId === '' ? null : ownerId,
-    });
+    const result = await updateControl(
+      deps,
+      workspaceId,
+      controlId,
+      {
+        status,
+        owner_id: ownerId === '' ? null : ownerId,
+        ...(justification ? { justification } : {}),
+      },
+      userSourceOf(request, access.user),
+    );
     if (!result.ok) {
       if (result.error.code === 'not_found') return sendNotFound(request, reply);
+      if (result.error.code === 'justification_required') {
+        return controlsPage(deps, request, reply, access.membership, state, {
+          error: {
+            code: result.error.code,
+            message: 'Say why the control is not applicable before marking it so.',
+          },
+        });
+      }
       return controlsPage(deps, request, reply, access.membership, state, {
         error: {
           code: result.error.code,
