@@ -53,6 +53,8 @@ export interface EvidenceTable {
   content_type: string | null;
   /** The server-chosen file name under the data directory. */
   storage_key: string | null;
+  /** When it was retired: kept with its file, hidden from lists unless asked for. */
+  retired_at: number | null;
   created_at: number;
   updated_at: number;
 }

@@ -11,6 +11,9 @@ export const EVENT_TYPES = {
   'task.deleted': 'A task was deleted. `data` holds its `id`.',
   'evidence.created': 'Evidence (a link or a file) was reported. `data` is the evidence.',
   'evidence.updated': "Evidence's title or linked controls changed. `data` is the evidence.",
+  'evidence.retired':
+    'Evidence was retired: kept with its file, hidden from lists by default. `data` is the evidence.',
+  'evidence.restored': 'Retired evidence was restored to the lists. `data` is the evidence.',
   'evidence.deleted': 'Evidence was deleted. `data` holds its `id`.',
   'risk.created': 'A risk was created. `data` is the risk.',
   'risk.updated': 'A risk changed. `data` is the risk.',
