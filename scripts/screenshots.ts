@@ -196,7 +196,9 @@ try {
           : index % 4 === 1
             ? 'in_progress'
             : null;
-    if (status) await api('PATCH', `/controls/${control.id}`, { status, owner_id: owner.id });
+    const justification =
+      status === 'not_applicable' ? 'Outside the scope: no premises of our own.' : undefined;
+    if (status) await api('PATCH', `/controls/${control.id}`, { status, owner_id: owner.id, justification });
   }
   for (const [title, likelihood, impact] of [
     ['Leavers keep access to SaaS tools', 4, 4],

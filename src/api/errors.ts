@@ -66,6 +66,17 @@ export function sendComplianceError(
       );
     case 'plan_limit_reached':
       return sendPlanLimit(request, reply, error);
+    case 'justification_required':
+      return sendProblem(
+        reply,
+        problem(
+          request,
+          400,
+          'justification_required',
+          'A control marked not_applicable needs a justification: say why it is excluded.',
+          [{ path: 'body/justification', message: 'is required when the status is not_applicable' }],
+        ),
+      );
     case 'conflict':
       return sendProblem(
         reply,

@@ -42,6 +42,8 @@ export const AUDIT_ACTIONS = {
   'task.deleted': 'Task deleted',
   'evidence.created': 'Evidence added',
   'evidence.updated': 'Evidence changed',
+  'evidence.retired': 'Evidence retired',
+  'evidence.restored': 'Evidence restored',
   'evidence.deleted': 'Evidence deleted',
   'risk.created': 'Risk created',
   'risk.updated': 'Risk changed',

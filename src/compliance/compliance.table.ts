@@ -15,6 +15,8 @@ export interface ControlsTable {
   status: ControlStatus;
   owner_id: string | null;
   notes: string | null;
+  /** Why the control is in or out of the Statement of Applicability; required for not_applicable. */
+  justification: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -51,6 +53,8 @@ export interface EvidenceTable {
   content_type: string | null;
   /** The server-chosen file name under the data directory. */
   storage_key: string | null;
+  /** When it was retired: kept with its file, hidden from lists unless asked for. */
+  retired_at: number | null;
   created_at: number;
   updated_at: number;
 }

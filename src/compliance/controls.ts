@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox';
+import type { AuditSource } from '../audit/index.ts';
 import { fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import { preparedQuery } from '../db/prepared.ts';
 import type { Tx } from '../db/schema.ts';
@@ -6,7 +7,6 @@ import { inTransaction } from '../db/transaction.ts';
 import { newId } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
 import { IdInput, iso, Nullable, RecordId, Text, Timestamp } from '../shared/wire.ts';
-import { publishEvent } from '../webhooks/index.ts';
 import type { ControlStatus, ControlsTable, ControlTheme } from './compliance.table.ts';
 import annexA from './iso27001-2022-annex-a.json' with { type: 'json' };
 import {
@@ -14,10 +14,11 @@ import {
   type ComplianceError,
   changedKeys,
   containsText,
-  findWorkspaceRow,
+  fieldChanges,
   lockWorkspaceRow,
   missingReference,
   notFound,
+  recordChange,
 } from './shared.ts';
 
 export const CONTROL_STATUSES = [
@@ -47,6 +48,12 @@ export const Control = Type.Object(
     status: ControlStatusSchema,
     owner_id: Nullable(RecordId('per', 'The person responsible (see /people).')),
     notes: Nullable(Type.String()),
+    justification: Nullable(
+      Type.String({
+        description:
+          'Why the control is included in or excluded from the Statement of Applicability (ISO/IEC 27001 6.1.3 d).',
+      }),
+    ),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -61,6 +68,7 @@ export const Control = Type.Object(
         status: 'in_progress',
         owner_id: 'per_06f1k2m3n4p5q6r7s8t9v0w1x2',
         notes: 'Role-based access in the identity provider; quarterly reviews start in December.',
+        justification: 'Customer data is reached only through named accounts; required by our contracts.',
         created_at: '2026-01-05T09:00:00.000Z',
         updated_at: '2026-11-23T10:15:00.000Z',
       },
@@ -74,11 +82,22 @@ export const UpdateControlBody = Type.Object(
     status: Type.Optional(ControlStatusSchema),
     owner_id: Type.Optional(Nullable(IdInput('A person of the workspace, or null for no owner.'))),
     notes: Type.Optional(Nullable(Text(10_000))),
+    justification: Type.Optional(
+      Nullable(
+        Text(10_000, {
+          description:
+            'Why the control is in or out of the Statement of Applicability. Required (here or already stored) to set status not_applicable; 400 justification_required otherwise.',
+        }),
+      ),
+    ),
   },
   {
     additionalProperties: false,
     minProperties: 1,
-    examples: [{ status: 'implemented', owner_id: 'per_06f1k2m3n4p5q6r7s8t9v0w1x2' }],
+    examples: [
+      { status: 'implemented', owner_id: 'per_06f1k2m3n4p5q6r7s8t9v0w1x2' },
+      { status: 'not_applicable', justification: 'No offices: all staff work remotely.' },
+    ],
   },
 );
 export type UpdateControlBody = Static<typeof UpdateControlBody>;
@@ -100,6 +119,7 @@ function toControl(row: ControlsTable): Control {
     status: row.status,
     owner_id: row.owner_id,
     notes: row.notes,
+    justification: row.justification,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };
@@ -120,6 +140,7 @@ export async function seedControls(trx: Tx, workspaceId: string, at: Date): Prom
         status: 'not_started' as const,
         owner_id: null,
         notes: null,
+        justification: null,
         created_at: at.getTime(),
         updated_at: at.getTime(),
       })),
@@ -166,13 +187,29 @@ const versionOf = preparedQuery((db) =>
   db.selectFrom('controls_versions').select('version').where('workspace_id', '=', ''),
 );
 
+/** A control of the workspace by its id or its Annex A reference (`A.5.1`). */
 export async function getControl(
   { db }: ComplianceDeps,
   workspaceId: string,
-  id: string,
+  idOrReference: string,
 ): Promise<Control | undefined> {
-  const row = await findWorkspaceRow(db, 'controls', workspaceId, id);
+  const row = await db
+    .selectFrom('controls')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) => eb.or([eb('id', '=', idOrReference), eb('reference', '=', idOrReference)]))
+    .executeTakeFirst();
   return row ? toControl(row) : undefined;
+}
+
+/**
+ * A control marked not_applicable is excluded from the Statement of Applicability, which must say
+ * why (ISO/IEC 27001 6.1.3 d). Checked only when a change sets the status or the justification, so
+ * a control excluded before justifications existed can still be given an owner.
+ */
+function lacksJustification(body: UpdateControlBody, row: ControlsTable): boolean {
+  const touchesApplicability = body.status !== undefined || body.justification !== undefined;
+  return touchesApplicability && row.status === 'not_applicable' && !row.justification?.trim();
 }
 
 export async function updateControl(
@@ -180,6 +217,7 @@ export async function updateControl(
   workspaceId: string,
   id: string,
   body: UpdateControlBody,
+  source: AuditSource,
 ): Promise<Result<Control, ComplianceError>> {
   return inTransaction(deps.db, async (trx) => {
     const existing = await lockWorkspaceRow(trx, 'controls', workspaceId, id);
@@ -191,14 +229,27 @@ export async function updateControl(
     const keys = changedKeys(existing, body);
     if (keys.length === 0) return ok(toControl(existing));
     const row: ControlsTable = { ...existing, ...body, updated_at: deps.clock.now().getTime() };
+    if (lacksJustification(body, row)) return err({ code: 'justification_required' });
     await trx
       .updateTable('controls')
-      .set({ status: row.status, owner_id: row.owner_id, notes: row.notes, updated_at: row.updated_at })
+      .set({
+        status: row.status,
+        owner_id: row.owner_id,
+        notes: row.notes,
+        justification: row.justification,
+        updated_at: row.updated_at,
+      })
       .where('workspace_id', '=', workspaceId)
       .where('id', '=', id)
       .execute();
     const control = toControl(row);
-    await publishEvent(trx, deps.clock, { workspaceId, type: 'control.updated', data: control });
+    await recordChange(trx, deps, source, {
+      workspaceId,
+      type: 'control.updated',
+      data: control,
+      target: { type: 'control', id: control.id, label: `${control.reference} ${control.title}` },
+      changes: fieldChanges(existing, body),
+    });
     return ok(control);
   });
 }

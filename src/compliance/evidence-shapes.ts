@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox';
-import { HttpUrl, IdInput, iso, Nullable, RecordId, Text, Timestamp } from '../shared/wire.ts';
+import { HttpUrl, IdInput, iso, isoOrNull, Nullable, RecordId, Text, Timestamp } from '../shared/wire.ts';
 import type { FileStore } from '../storage/index.ts';
 import type { EvidenceKind, EvidenceTable } from './compliance.table.ts';
 import type { ComplianceDeps } from './shared.ts';
@@ -38,6 +38,13 @@ export const Evidence = Type.Object(
     url: Nullable(Type.String({ description: 'The link of link evidence; the service never fetches it.' })),
     file: Nullable(EvidenceFile),
     control_ids: Type.Array(RecordId('ctl'), { description: 'The controls it supports, in Annex A order.' }),
+    retired_at: Nullable(
+      Type.String({
+        format: 'date-time',
+        description:
+          'When it was retired (kept with its file, left out of lists by default); null while current.',
+      }),
+    ),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -51,6 +58,7 @@ export const Evidence = Type.Object(
         url: null,
         file: FILE_EXAMPLE,
         control_ids: ['ctl_06f1k2m3n4p5q6r7s8t9v0w1x2', 'ctl_06f1k2m3n4p5q6r7s8t9v0w1y8'],
+        retired_at: null,
         created_at: '2026-11-23T10:15:00.000Z',
         updated_at: '2026-11-23T10:15:00.000Z',
       },
@@ -121,6 +129,11 @@ export const EvidenceFilter = Type.Object({
     }),
   ),
   control_id: Type.Optional(IdInput('Only evidence linked to this control.')),
+  retired: Type.Optional(
+    Type.Enum(['false', 'true', 'all'] as const, {
+      description: 'false (the default): current evidence only; true: retired evidence only; all: both.',
+    }),
+  ),
 });
 export type EvidenceFilter = Static<typeof EvidenceFilter>;
 
@@ -168,6 +181,7 @@ export function toEvidence(
     url: row.url,
     file: fileOf(deps, row),
     control_ids: controlIds,
+    retired_at: isoOrNull(row.retired_at),
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };

@@ -1,12 +1,12 @@
 import type { Readable } from 'node:stream';
+import type { AuditSource } from '../audit/index.ts';
 import { checkEntitlement, type PlanLimitReached } from '../catalog/index.ts';
 import { fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { newId } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
-import { epochMsOf } from '../shared/wire.ts';
-import { publishEvent } from '../webhooks/index.ts';
+import { epochMsOf, isoOrNull } from '../shared/wire.ts';
 import type { EvidenceTable } from './compliance.table.ts';
 import { type StagedFile, storedFileName } from './evidence-files.ts';
 import {
@@ -23,11 +23,17 @@ import {
 import {
   type ComplianceError,
   changedKeys,
+  fieldChanges,
   findWorkspaceRow,
   lockWorkspaceRow,
   missingReference,
   notFound,
+  recordChange,
 } from './shared.ts';
+
+function targetOf(row: Pick<EvidenceTable, 'id' | 'title'>) {
+  return { type: 'evidence', id: row.id, label: row.title };
+}
 
 /** Rows as the API shows them, each with its controls in id order (the order Annex A was seeded in). */
 async function withControls(
@@ -49,7 +55,10 @@ async function withControls(
   return rows.map((row) => toEvidence(deps, row, links.get(row.id) ?? []));
 }
 
-/** Newest first; with `control_id`, from the links table's own newest-first index. */
+/**
+ * Newest first; with `control_id`, from the links table's own newest-first index. Retired evidence
+ * is left out unless `retired` asks for it.
+ */
 export async function listEvidence(
   deps: Pick<EvidenceDeps, 'db' | 'downloadUrl'>,
   workspaceId: string,
@@ -58,6 +67,7 @@ export async function listEvidence(
 ): Promise<Page<Evidence>> {
   // Every creation time is after 0, so no `since` is the same bound as the beginning of time.
   const since = filter.since === undefined ? 0 : epochMsOf(filter.since);
+  const retired = filter.retired ?? 'false';
   const { rows, next } = filter.control_id
     ? await fetchPage(
         deps.db
@@ -68,7 +78,9 @@ export async function listEvidence(
           .where('evidence_controls.control_id', '=', filter.control_id)
           .where('evidence_controls.workspace_id', '=', workspaceId)
           .where('evidence.workspace_id', '=', workspaceId)
-          .where('evidence_controls.created_at', '>=', since),
+          .where('evidence_controls.created_at', '>=', since)
+          .$if(retired === 'false', (query) => query.where('evidence.retired_at', 'is', null))
+          .$if(retired === 'true', (query) => query.where('evidence.retired_at', 'is not', null)),
         {
           direction: 'desc',
           columns: [
@@ -83,7 +95,9 @@ export async function listEvidence(
           .selectFrom('evidence')
           .selectAll()
           .where('workspace_id', '=', workspaceId)
-          .where('created_at', '>=', since),
+          .where('created_at', '>=', since)
+          .$if(retired === 'false', (query) => query.where('retired_at', 'is', null))
+          .$if(retired === 'true', (query) => query.where('retired_at', 'is not', null)),
         {
           direction: 'desc',
           columns: [
@@ -178,6 +192,7 @@ async function insertEvidence(
   workspaceId: string,
   content: EvidenceContent,
   controlIds: readonly string[] | undefined,
+  source: AuditSource,
 ): Promise<Result<Evidence, ComplianceError>> {
   return inTransaction(deps.db, async (trx) => {
     if (content.file_size !== null) {
@@ -191,13 +206,19 @@ async function insertEvidence(
       id: newId('evd', now),
       workspace_id: workspaceId,
       ...content,
+      retired_at: null,
       created_at: now.getTime(),
       updated_at: now.getTime(),
     };
     await trx.insertInto('evidence').values(row).execute();
     await insertLinks(trx, row, controls.value);
     const evidence = toEvidence(deps, row, controls.value);
-    await publishEvent(trx, deps.clock, { workspaceId, type: 'evidence.created', data: evidence });
+    await recordChange(trx, deps, source, {
+      workspaceId,
+      type: 'evidence.created',
+      data: evidence,
+      target: targetOf(row),
+    });
     return ok(evidence);
   });
 }
@@ -206,9 +227,10 @@ export async function createLinkEvidence(
   deps: EvidenceDeps,
   workspaceId: string,
   body: CreateEvidenceLinkBody,
+  source: AuditSource,
 ): Promise<Result<Evidence, ComplianceError>> {
   const content: EvidenceContent = { kind: 'link', title: body.title, url: body.url, ...NO_FILE };
-  return insertEvidence(deps, workspaceId, content, body.control_ids);
+  return insertEvidence(deps, workspaceId, content, body.control_ids, source);
 }
 
 /**
@@ -223,6 +245,7 @@ export async function createFileEvidence(
   workspaceId: string,
   fields: EvidenceUploadFields,
   staged: StagedFile,
+  source: AuditSource,
 ): Promise<Result<Evidence, ComplianceError>> {
   await deps.failpoints?.hit('evidence_file_written');
   const content: EvidenceContent = {
@@ -237,7 +260,7 @@ export async function createFileEvidence(
   };
   let created: Result<Evidence, ComplianceError> | undefined;
   try {
-    created = await insertEvidence(deps, workspaceId, content, fields.control_ids);
+    created = await insertEvidence(deps, workspaceId, content, fields.control_ids, source);
   } finally {
     if (!created?.ok) await removeFile(deps, staged.storedName);
   }
@@ -260,6 +283,7 @@ export async function updateEvidence(
   workspaceId: string,
   id: string,
   body: UpdateEvidenceBody,
+  source: AuditSource,
 ): Promise<Result<Evidence, ComplianceError>> {
   return inTransaction(deps.db, async (trx) => {
     const existing = await lockWorkspaceRow(trx, 'evidence', workspaceId, id);
@@ -289,7 +313,53 @@ export async function updateEvidence(
       await insertLinks(trx, row, controls.value);
     }
     const evidence = toEvidence(deps, row, relink ? controls.value : current.control_ids);
-    await publishEvent(trx, deps.clock, { workspaceId, type: 'evidence.updated', data: evidence });
+    await recordChange(trx, deps, source, {
+      workspaceId,
+      type: 'evidence.updated',
+      data: evidence,
+      target: targetOf(row),
+      changes: {
+        ...fieldChanges(existing, { title: body.title }),
+        ...(relink ? { control_ids: { from: current.control_ids, to: controls.value } } : {}),
+      },
+    });
+    return ok(evidence);
+  });
+}
+
+/**
+ * Retires evidence (it no longer shows that a control is in place, yet the auditor may ask what
+ * was shown before) or restores it: the record and its file stay either way. Retiring retired
+ * evidence, or restoring current evidence, changes nothing and publishes nothing.
+ */
+export async function setEvidenceRetired(
+  deps: EvidenceDeps,
+  workspaceId: string,
+  id: string,
+  retired: boolean,
+  source: AuditSource,
+): Promise<Result<Evidence, ComplianceError>> {
+  return inTransaction(deps.db, async (trx) => {
+    const existing = await lockWorkspaceRow(trx, 'evidence', workspaceId, id);
+    if (!existing) return err(notFound);
+    const current = (await withControls(deps, trx, [existing]))[0] as Evidence;
+    if ((existing.retired_at !== null) === retired) return ok(current);
+    const now = deps.clock.now().getTime();
+    const row: EvidenceTable = { ...existing, retired_at: retired ? now : null, updated_at: now };
+    await trx
+      .updateTable('evidence')
+      .set({ retired_at: row.retired_at, updated_at: row.updated_at })
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .execute();
+    const evidence = toEvidence(deps, row, current.control_ids);
+    await recordChange(trx, deps, source, {
+      workspaceId,
+      type: retired ? 'evidence.retired' : 'evidence.restored',
+      data: evidence,
+      target: targetOf(row),
+      changes: { retired_at: { from: isoOrNull(existing.retired_at), to: evidence.retired_at } },
+    });
     return ok(evidence);
   });
 }
@@ -299,15 +369,23 @@ export async function deleteEvidence(
   deps: EvidenceDeps,
   workspaceId: string,
   id: string,
+  source: AuditSource,
 ): Promise<Result<{ id: string }, ComplianceError>> {
   const deleted = await inTransaction(deps.db, async (trx) => {
     const row = await trx
       .deleteFrom('evidence')
       .where('workspace_id', '=', workspaceId)
       .where('id', '=', id)
-      .returning('storage_key')
+      .returning(['storage_key', 'title'])
       .executeTakeFirst();
-    if (row) await publishEvent(trx, deps.clock, { workspaceId, type: 'evidence.deleted', data: { id } });
+    if (row) {
+      await recordChange(trx, deps, source, {
+        workspaceId,
+        type: 'evidence.deleted',
+        data: { id },
+        target: targetOf({ id, title: row.title }),
+      });
+    }
     return row;
   });
   if (!deleted) return err(notFound);

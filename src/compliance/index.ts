@@ -31,6 +31,7 @@ export {
   getEvidence,
   listEvidence,
   openEvidenceFile,
+  setEvidenceRetired,
   updateEvidence,
 } from './evidence.ts';
 export {

@@ -12,13 +12,15 @@ export interface ComplianceDeps {
   clock: Clock;
 }
 
-/** What a change can run into besides success; the API turns each into a 404, 409 or 403. */
+/** What a change can run into besides success; the API turns each into a 404, 409, 403 or 400. */
 export type ComplianceError =
   | { code: 'not_found' }
   /** A body names a person or control that is not in the workspace. */
   | { code: 'reference_not_found'; field: string; kind: 'person' | 'control' }
   /** A unique value (an email, a policy key) is taken by another record. */
   | { code: 'conflict'; field: string; message: string }
+  /** A control set to not_applicable with no justification given or stored. */
+  | { code: 'justification_required' }
   /** The workspace's plan allows no more (evidence storage). */
   | PlanLimitReached;
 

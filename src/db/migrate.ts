@@ -21,6 +21,7 @@ import * as controlsVersions from './migrations/0018_controls_versions.ts';
 import * as storedFiles from './migrations/0020_stored_files.ts';
 import * as orderPageKeyHashes from './migrations/0021_order_page_key_hashes.ts';
 import * as auditChanges from './migrations/0022_audit_changes.ts';
+import * as justificationRetired from './migrations/0023_justification_retired.ts';
 import * as riskTreatmentVendorReview from './migrations/0024_risk_treatment_vendor_review.ts';
 import * as peoplePolicies from './migrations/0025_people_policies.ts';
 
@@ -47,6 +48,7 @@ export const migrations: Record<string, Migration> = {
   '0020_stored_files': storedFiles,
   '0021_order_page_key_hashes': orderPageKeyHashes,
   '0022_audit_changes': auditChanges,
+  '0023_justification_retired': justificationRetired,
   '0024_risk_treatment_vendor_review': riskTreatmentVendorReview,
   '0025_people_policies': peoplePolicies,
 };

@@ -3,7 +3,7 @@
  * these, in the transaction of the change; the OpenAPI document lists them under `webhooks`.
  */
 export const EVENT_TYPES = {
-  'control.updated': "A control's status, owner or notes changed. `data` is the control.",
+  'control.updated': "A control's status, owner, notes or justification changed. `data` is the control.",
   'task.created': 'A task was created. `data` is the task.',
   'task.updated': 'A task changed without being completed or reopened. `data` is the task.',
   'task.completed': 'A task was completed. `data` is the task.',
@@ -11,6 +11,9 @@ export const EVENT_TYPES = {
   'task.deleted': 'A task was deleted. `data` holds its `id`.',
   'evidence.created': 'Evidence (a link or a file) was reported. `data` is the evidence.',
   'evidence.updated': "Evidence's title or linked controls changed. `data` is the evidence.",
+  'evidence.retired':
+    'Evidence was retired: kept with its file, hidden from lists by default. `data` is the evidence.',
+  'evidence.restored': 'Retired evidence was restored to the lists. `data` is the evidence.',
   'evidence.deleted': 'Evidence was deleted. `data` holds its `id`.',
   'risk.created': 'A risk was created. `data` is the risk.',
   'risk.updated': 'A risk changed. `data` is the risk.',

@@ -73,7 +73,9 @@ describe(`controls on ${testDialect}`, () => {
     assert.equal(updated.body.owner_id, person.id);
     assert.equal(updated.body.notes, 'Policy approved by the board.');
     assert.notEqual(updated.body.updated_at, first?.updated_at);
-    await api.call('PATCH', `/controls/${second?.id}`, { json: { status: 'not_applicable' } });
+    await api.call('PATCH', `/controls/${second?.id}`, {
+      json: { status: 'not_applicable', justification: 'No offices of our own.' },
+    });
 
     const byStatus = await api.call('GET', '/controls?status=implemented');
     assert.deepEqual(
@@ -189,7 +191,9 @@ describe(`readiness on ${testDialect}`, () => {
     for (const control of controls.slice(0, 3)) {
       await api.call('PATCH', `/controls/${control.id}`, { json: { status: 'implemented' } });
     }
-    await api.call('PATCH', `/controls/${controls[3]?.id}`, { json: { status: 'not_applicable' } });
+    await api.call('PATCH', `/controls/${controls[3]?.id}`, {
+      json: { status: 'not_applicable', justification: 'No staff of our own.' },
+    });
     await api.call('PATCH', `/controls/${controls[4]?.id}`, { json: { status: 'in_progress' } });
 
     const readiness = (await api.call('GET', '/readiness')).body;

@@ -90,6 +90,7 @@ describe(`evidence files on ${testDialect}`, () => {
           download_url: `http://svc.test/api/v1/evidence/${id}/file`,
         },
         control_ids: [],
+        retired_at: null,
         created_at: '2026-03-01T12:00:00.000Z',
         updated_at: '2026-03-01T12:00:00.000Z',
       });

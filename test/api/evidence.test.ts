@@ -92,6 +92,7 @@ describe(`evidence links on ${testDialect}`, () => {
       url: 'https://wiki.example.com/restore-test',
       file: null,
       control_ids: [backup, logging],
+      retired_at: null,
       created_at: '2026-03-01T12:00:00.000Z',
       updated_at: '2026-03-01T12:00:00.000Z',
     });

@@ -149,6 +149,7 @@ describe(`CSV export of the lists on ${testDialect}`, () => {
       'status',
       'owner_id',
       'notes',
+      'justification',
       'created_at',
       'updated_at',
     ]);

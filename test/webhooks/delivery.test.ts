@@ -62,6 +62,8 @@ async function changeEverything(api: ApiFixture): Promise<void> {
     title: 'Access policy, signed',
   });
   await call('PATCH', `/evidence/${evidence.id}`, { title: 'Access policy, signed by the CEO' });
+  await call('POST', `/evidence/${evidence.id}/retire`);
+  await call('POST', `/evidence/${evidence.id}/restore`);
   await call('DELETE', `/evidence/${evidence.id}`);
   await call('PATCH', '/me', { organization: { name: 'Acme Holdings Ltd' } });
 }

@@ -10,7 +10,7 @@ import {
   UpdateControlBody,
   updateControl,
 } from '../../compliance/index.ts';
-import { workspaceOf } from '../auth.ts';
+import { auditSourceOf, workspaceOf } from '../auth.ts';
 import type { SchemaCatalog } from '../catalog.ts';
 import { type ApiDeps, type ApiScope, IdParams } from '../context.ts';
 import { responses, sendComplianceError, sendNotFound } from '../errors.ts';
@@ -64,7 +64,8 @@ export function controlRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatal
     {
       schema: {
         operationId: 'getControl',
-        summary: 'Get a control',
+        summary: 'Get a control by its id or its Annex A reference',
+        description: "`{id}` is the control's id (`ctl_...`) or its reference (`A.5.1`).",
         tags,
         params: IdParams,
         response: responses({ 200: Control }, [404]),
@@ -80,7 +81,10 @@ export function controlRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatal
     {
       schema: {
         operationId: 'updateControl',
-        summary: "Change a control's status, owner or notes",
+        summary: "Change a control's status, owner, notes or justification",
+        description:
+          'Setting status `not_applicable` needs a justification, in the same body or already stored: ' +
+          'otherwise 400 `justification_required`.',
         tags,
         params: IdParams,
         body: UpdateControlBody,
@@ -88,7 +92,13 @@ export function controlRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatal
       },
     },
     async (request, reply) => {
-      const result = await updateControl(deps, workspaceOf(request), request.params.id, request.body);
+      const result = await updateControl(
+        deps,
+        workspaceOf(request),
+        request.params.id,
+        request.body,
+        auditSourceOf(request),
+      );
       return result.ok ? result.value : sendComplianceError(request, reply, result.error, 'control');
     },
   );

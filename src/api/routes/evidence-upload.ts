@@ -23,7 +23,7 @@ import {
 } from '../../http/problem.ts';
 import { compiledSchema, validationIssues } from '../../http/validation.ts';
 import type { FileStore } from '../../storage/index.ts';
-import { workspaceOf } from '../auth.ts';
+import { auditSourceOf, workspaceOf } from '../auth.ts';
 import { sendComplianceError } from '../errors.ts';
 
 const FILE_FIELD = 'file';
@@ -65,7 +65,7 @@ export async function uploadEvidence(
     if (form.staged) await discardStaged(deps.store, form.staged);
     return sendProblem(reply, invalidRequest(request, errors));
   }
-  const result = await createFileEvidence(deps, workspaceId, fields, form.staged);
+  const result = await createFileEvidence(deps, workspaceId, fields, form.staged, auditSourceOf(request));
   if (!result.ok) return sendComplianceError(request, reply, result.error, 'evidence');
   return reply.code(201).send(result.value);
 }

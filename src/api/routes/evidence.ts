@@ -13,11 +13,12 @@ import {
   getEvidence,
   listEvidence,
   openEvidenceFile,
+  setEvidenceRetired,
   UpdateEvidenceBody,
   updateEvidence,
 } from '../../compliance/index.ts';
 import { problem, sendProblem } from '../../http/problem.ts';
-import { workspaceOf } from '../auth.ts';
+import { auditSourceOf, workspaceOf } from '../auth.ts';
 import type { SchemaCatalog } from '../catalog.ts';
 import { type ApiDeps, type ApiScope, DeletedRecord, IdParams } from '../context.ts';
 import { NoContent, responses, sendComplianceError, sendNotFound } from '../errors.ts';
@@ -42,7 +43,7 @@ const DOWNLOAD_HEADERS = {
 
 export function evidenceRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog): void {
   catalog.name({ Evidence, EvidenceFile, CreateEvidenceLinkBody, EvidenceUploadForm, UpdateEvidenceBody });
-  catalog.events(Evidence, 'evidence.created', 'evidence.updated');
+  catalog.events(Evidence, 'evidence.created', 'evidence.updated', 'evidence.retired', 'evidence.restored');
   catalog.events(DeletedRecord, 'evidence.deleted');
   const downloadUrl = (id: string) => `${deps.config.baseUrl}${app.prefix}/evidence/${id}/file`;
   const evidenceDeps = (request: FastifyRequest): EvidenceDeps => ({
@@ -61,7 +62,8 @@ export function evidenceRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCata
         operationId: 'listEvidence',
         summary: 'List evidence, newest first',
         description:
-          '`since` keeps evidence created at or after a time; `control_id` keeps the evidence of one control.',
+          '`since` keeps evidence created at or after a time; `control_id` keeps the evidence of one control. ' +
+          'Retired evidence is left out unless `retired` is `true` (only retired) or `all`.',
         tags,
         querystring: listQuery(EvidenceFilter),
         response: responses({ 200: pageOf(Evidence) }),
@@ -100,7 +102,12 @@ export function evidenceRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCata
         const detail = 'Send a link as application/json or a file as multipart/form-data.';
         return sendProblem(reply, problem(request, 415, 'unsupported_media_type', detail));
       }
-      const result = await createLinkEvidence(evidenceDeps(request), workspaceOf(request), request.body);
+      const result = await createLinkEvidence(
+        evidenceDeps(request),
+        workspaceOf(request),
+        request.body,
+        auditSourceOf(request),
+      );
       if (!result.ok) return sendComplianceError(request, reply, result.error, 'evidence');
       return reply.code(201).send(result.value);
     },
@@ -112,6 +119,7 @@ export function evidenceRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCata
       schema: {
         operationId: 'getEvidence',
         summary: 'Get evidence',
+        description: 'Retired evidence too, with its `retired_at`.',
         tags,
         params: IdParams,
         response: responses({ 200: Evidence }, [404]),
@@ -167,10 +175,46 @@ export function evidenceRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCata
         workspaceOf(request),
         request.params.id,
         request.body,
+        auditSourceOf(request),
       );
       return result.ok ? result.value : sendComplianceError(request, reply, result.error, 'evidence');
     },
   );
+
+  for (const [action, retired] of [
+    ['retire', true],
+    ['restore', false],
+  ] as const) {
+    app.post(
+      `/evidence/:id/${action}`,
+      {
+        schema: {
+          operationId: retired ? 'retireEvidence' : 'restoreEvidence',
+          summary: retired
+            ? 'Retire evidence: keep it and its file, leave it out of lists'
+            : 'Restore retired evidence to the lists',
+          description: retired
+            ? 'For evidence that no longer shows a control is in place but should stay on record. ' +
+              'Sets `retired_at`; `GET /evidence` leaves it out unless `retired` asks for it. ' +
+              'Retiring retired evidence changes nothing.'
+            : 'Clears `retired_at`. Restoring current evidence changes nothing.',
+          tags,
+          params: IdParams,
+          response: responses({ 200: Evidence }, [404]),
+        },
+      },
+      async (request, reply) => {
+        const result = await setEvidenceRetired(
+          evidenceDeps(request),
+          workspaceOf(request),
+          request.params.id,
+          retired,
+          auditSourceOf(request),
+        );
+        return result.ok ? result.value : sendComplianceError(request, reply, result.error, 'evidence');
+      },
+    );
+  }
 
   app.delete(
     '/evidence/:id',
@@ -184,7 +228,12 @@ export function evidenceRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCata
       },
     },
     async (request, reply) => {
-      const result = await deleteEvidence(evidenceDeps(request), workspaceOf(request), request.params.id);
+      const result = await deleteEvidence(
+        evidenceDeps(request),
+        workspaceOf(request),
+        request.params.id,
+        auditSourceOf(request),
+      );
       if (!result.ok) return sendComplianceError(request, reply, result.error, 'evidence');
       return reply.code(204).send(null);
     },

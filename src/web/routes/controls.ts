@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { type Control, listControls, updateControl } from '../../compliance/index.ts';
 import { canManageWorkspace, type Membership } from '../../workspace/index.ts';
+import { userSourceOf } from '../audit.ts';
 import { allPeople, personChoices } from '../choices.ts';
 import { isIdInput } from '../forms.ts';
 import {
@@ -53,6 +54,8 @@ function controlsList(deps: RouteDeps): ListDefinition<Control> {
 const ChangeBody = Type.Object({
   status: Type.String({ maxLength: 40 }),
   owner_id: Type.String({ maxLength: 100 }),
+  /** Optional: a form without it keeps the stored justification. As the REST API bounds it. */
+  justification: Type.Optional(Type.String({ maxLength: 10_000 })),
   ...Object.fromEntries(
     CONTROL_FILTERS.map((field) => [`list_${field.name}`, Type.Optional(Type.String({ maxLength: 200 }))]),
   ),
@@ -127,6 +130,7 @@ export function controlRoutes(app: FastifyInstance, deps: RouteDeps): void {
       const state: ListFilter = filterOf(list, back);
       const status = request.body.status ?? '';
       const ownerId = request.body.owner_id ?? '';
+      const justification = request.body.justification?.trim() ?? '';
       const controlId = request.params.controlId;
       if (
         !STATUS_OPTIONS.some((option) => option.value === status) ||
@@ -137,12 +141,27 @@ export function controlRoutes(app: FastifyInstance, deps: RouteDeps): void {
         });
       }
       if (!isIdInput(controlId)) return sendNotFound(request, reply);
-      const result = await updateControl(deps, workspaceId, controlId, {
-        status: status as Control['status'],
-        owner_id: ownerId === '' ? null : ownerId,
-      });
+      const result = await updateControl(
+        deps,
+        workspaceId,
+        controlId,
+        {
+          status: status as Control['status'],
+          owner_id: ownerId === '' ? null : ownerId,
+          ...(justification ? { justification } : {}),
+        },
+        userSourceOf(request, accessOf(request).user),
+      );
       if (!result.ok) {
         if (result.error.code === 'not_found') return sendNotFound(request, reply);
+        if (result.error.code === 'justification_required') {
+          return controlsPage(request, reply, membership, back, {
+            error: {
+              code: result.error.code,
+              message: 'Say why the control is not applicable before marking it so.',
+            },
+          });
+        }
         return controlsPage(request, reply, membership, back, {
           error: {
             code: result.error.code,
