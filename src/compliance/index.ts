@@ -86,11 +86,13 @@ export {
 } from './policies.ts';
 export {
   CreateRiskBody,
+  countOpenRisksByRating,
   createRisk,
   deleteRisk,
   getRisk,
   listRisks,
   Risk,
+  type RiskCell,
   type RiskSeverity,
   RisksFilter,
   severityOf,
