@@ -15,6 +15,7 @@ import { memberRoutes } from './routes/members.ts';
 import { orderRoutes } from './routes/orders.ts';
 import { passkeyRoutes } from './routes/passkeys.ts';
 import { publicRoutes } from './routes/public.ts';
+import { riskRoutes } from './routes/risks.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { signInRoutes } from './routes/sign-in.ts';
 import { taskRoutes } from './routes/tasks.ts';
@@ -74,6 +75,7 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
     workspaceOverviewRoutes,
     controlRoutes,
     taskRoutes,
+    riskRoutes,
     integrationRoutes,
     memberRoutes,
     auditRoutes,
