@@ -19,6 +19,7 @@ import { riskRoutes } from './routes/risks.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { signInRoutes } from './routes/sign-in.ts';
 import { taskRoutes } from './routes/tasks.ts';
+import { vendorRoutes } from './routes/vendors.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { workspaceOverviewRoutes, workspaceRoutes } from './routes/workspaces.ts';
 import { hasValidCsrfToken, loadVisit, sessionCookiesFor } from './session.ts';
@@ -76,6 +77,7 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
     controlRoutes,
     taskRoutes,
     riskRoutes,
+    vendorRoutes,
     integrationRoutes,
     memberRoutes,
     auditRoutes,
