@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { createApiKey } from '../../src/api/index.ts';
 import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
