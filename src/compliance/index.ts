@@ -106,11 +106,13 @@ export {
 } from './policies.ts';
 export {
   CreateRiskBody,
+  countOpenRisksByRating,
   createRisk,
   deleteRisk,
   getRisk,
   listRisks,
   Risk,
+  type RiskCell,
   type RiskSeverity,
   RisksFilter,
   severityOf,

@@ -11,6 +11,7 @@ import { MAX_CONTROL_LINKS } from './evidence-shapes.ts';
 import {
   type ComplianceDeps,
   type ComplianceError,
+  containsText,
   deleteRecord,
   fieldChanges,
   findWorkspaceRow,
@@ -160,8 +161,14 @@ export const UpdateRiskBody = Type.Object(
 export type UpdateRiskBody = Static<typeof UpdateRiskBody>;
 
 export const RisksFilter = Type.Object({
+  q: Type.Optional(
+    Text(200, { description: 'Matches part of the title or the description, case-insensitively.' }),
+  ),
   status: Type.Optional(RiskStatusSchema),
   severity: Type.Optional(RiskSeveritySchema),
+  treatment: Type.Optional(RiskTreatmentSchema),
+  likelihood: Type.Optional(Rating('Only risks of this likelihood, 1-5.')),
+  impact: Type.Optional(Rating('Only risks of this impact, 1-5.')),
   owner_id: Type.Optional(IdInput('Only risks owned by this person.')),
   control_id: Type.Optional(IdInput('Only risks this control treats.')),
 });
@@ -232,7 +239,11 @@ export async function listRisks(
 ): Promise<Page<Risk>> {
   let query = db.selectFrom('risks').selectAll().where('workspace_id', '=', workspaceId);
   if (filter.status) query = query.where('status', '=', filter.status);
+  if (filter.treatment) query = query.where('treatment', '=', filter.treatment);
+  if (filter.likelihood) query = query.where('likelihood', '=', filter.likelihood);
+  if (filter.impact) query = query.where('impact', '=', filter.impact);
   if (filter.owner_id) query = query.where('owner_id', '=', filter.owner_id);
+  if (filter.q) query = query.where(containsText(['title', 'description'], filter.q));
   if (filter.control_id) {
     const treated = db
       .selectFrom('risk_controls')
@@ -255,6 +266,28 @@ export async function listRisks(
     page,
   );
   return { items: await withControls(db, workspaceId, rows), next };
+}
+
+/** How many open risks sit in one cell of the likelihood x impact matrix. */
+export interface RiskCell {
+  likelihood: number;
+  impact: number;
+  count: number;
+}
+
+/** The open risks counted by likelihood and impact, for a heat map; cells without a risk are left out. */
+export async function countOpenRisksByRating(
+  { db }: ComplianceDeps,
+  workspaceId: string,
+): Promise<RiskCell[]> {
+  const rows = await db
+    .selectFrom('risks')
+    .select(['likelihood', 'impact', (eb) => eb.fn.countAll<number>().as('count')])
+    .where('workspace_id', '=', workspaceId)
+    .where('status', '=', 'open')
+    .groupBy(['likelihood', 'impact'])
+    .execute();
+  return rows.map((row) => ({ likelihood: row.likelihood, impact: row.impact, count: Number(row.count) }));
 }
 
 export async function getRisk(

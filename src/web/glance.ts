@@ -3,6 +3,7 @@ import {
   CONTROL_THEMES,
   type ControlStatus,
   type ControlTheme,
+  countOpenRisksByRating,
   type Evidence,
   getControl,
   listEvidence,
@@ -10,12 +11,12 @@ import {
   listTasks,
   type Readiness,
   type Risk,
+  type RiskCell,
   type RiskSeverity,
   readiness,
   severityOf,
   type Task,
 } from '../compliance/index.ts';
-import type { Position } from '../db/keyset.ts';
 import type { WebDeps } from './context.ts';
 
 export const STATUS_LABELS: Record<ControlStatus, string> = {
@@ -116,7 +117,7 @@ export interface HeatCell {
 }
 
 /** Rows from impact 5 down to 1, columns from likelihood 1 to 5: the usual orientation of a risk matrix. */
-export function heatMap(risks: readonly Pick<Risk, 'likelihood' | 'impact'>[]): HeatCell[][] {
+export function heatMap(cells: readonly RiskCell[]): HeatCell[][] {
   const rows: HeatCell[][] = [];
   for (let impact = 5; impact >= 1; impact--) {
     const row: HeatCell[] = [];
@@ -124,7 +125,7 @@ export function heatMap(risks: readonly Pick<Risk, 'likelihood' | 'impact'>[]): 
       row.push({
         likelihood,
         impact,
-        count: risks.filter((risk) => risk.likelihood === likelihood && risk.impact === impact).length,
+        count: cells.find((cell) => cell.likelihood === likelihood && cell.impact === impact)?.count ?? 0,
         severity: severityOf(likelihood * impact),
       });
     }
@@ -133,7 +134,6 @@ export function heatMap(risks: readonly Pick<Risk, 'likelihood' | 'impact'>[]): 
   return rows;
 }
 
-const RISK_PAGE = 200;
 const SHOWN_TASKS = 5;
 const SHOWN_EVIDENCE = 5;
 const SHOWN_RISKS = 5;
@@ -163,14 +163,8 @@ export async function workspaceGlance(deps: WebDeps, workspaceId: string): Promi
     {},
     { limit: SHOWN_EVIDENCE },
   );
-  // The heat map counts every open risk; the register is read a page at a time, most severe first.
-  const risks: Risk[] = [];
-  let after: Position | undefined;
-  do {
-    const page = await listRisks(deps, workspaceId, { status: 'open' }, { limit: RISK_PAGE, after });
-    risks.push(...page.items);
-    after = page.next ?? undefined;
-  } while (after);
+  const highestRisks = await listRisks(deps, workspaceId, { status: 'open' }, { limit: SHOWN_RISKS });
+  const riskCells = await countOpenRisksByRating(deps, workspaceId);
   return {
     readiness: summary,
     bars: readinessBars(summary),
@@ -184,8 +178,8 @@ export async function workspaceGlance(deps: WebDeps, workspaceId: string): Promi
     ),
     moreOpenTasks: tasks.items.length > SHOWN_TASKS,
     recentEvidence: evidence.items,
-    openRiskCount: risks.length,
-    highestRisks: risks.slice(0, SHOWN_RISKS),
-    heat: heatMap(risks),
+    openRiskCount: riskCells.reduce((sum, cell) => sum + cell.count, 0),
+    highestRisks: highestRisks.items,
+    heat: heatMap(riskCells),
   };
 }

@@ -15,9 +15,11 @@ import { memberRoutes } from './routes/members.ts';
 import { orderRoutes } from './routes/orders.ts';
 import { passkeyRoutes } from './routes/passkeys.ts';
 import { publicRoutes } from './routes/public.ts';
+import { riskRoutes } from './routes/risks.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { signInRoutes } from './routes/sign-in.ts';
 import { taskRoutes } from './routes/tasks.ts';
+import { vendorRoutes } from './routes/vendors.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { workspaceOverviewRoutes, workspaceRoutes } from './routes/workspaces.ts';
 import { hasValidCsrfToken, loadVisit, sessionCookiesFor } from './session.ts';
@@ -74,6 +76,8 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
     workspaceOverviewRoutes,
     controlRoutes,
     taskRoutes,
+    riskRoutes,
+    vendorRoutes,
     integrationRoutes,
     memberRoutes,
     auditRoutes,

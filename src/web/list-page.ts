@@ -4,6 +4,7 @@ import { type TSchema, Type } from 'typebox';
 import { decodeCursor, encodeCursor } from '../api/index.ts';
 import { everyPage, type Page, type PageRequest, PositionMismatchError } from '../db/keyset.ts';
 import { csvLine } from '../shared/csv.ts';
+import { STORABLE_TEXT } from '../shared/text.ts';
 import { sendPage } from './render.ts';
 
 /** A filter of a list page, read from the query string; an empty value is no filter. */
@@ -15,6 +16,18 @@ export type ListFilterField =
       label: string;
       kind: 'select';
       /** The label of the empty choice, which filters nothing ("All statuses"). */
+      allLabel: string;
+      options: readonly { value: string; label: string }[];
+    }
+  | {
+      name: string;
+      label: string;
+      /**
+       * A choice among the workspace's records (people, controls): the page fills `options` when
+       * it is shown, so the query string only bounds the id, and an id of no record lists nothing,
+       * as the REST API's filters do.
+       */
+      kind: 'record';
       allLabel: string;
       options: readonly { value: string; label: string }[];
     };
@@ -69,7 +82,19 @@ function fieldSchema(field: ListFilterField): TSchema {
       return Type.String({ pattern: '^(\\d{4}-\\d{2}-\\d{2})?$' });
     case 'select':
       return Type.Union([Type.Literal(''), ...field.options.map((option) => Type.Literal(option.value))]);
+    case 'record':
+      return Type.String({ maxLength: 64, pattern: STORABLE_TEXT });
   }
+}
+
+/** The fields with the options of their `record` choices, read for the page being shown. */
+export function withRecordChoices(
+  fields: readonly ListFilterField[],
+  choices: Record<string, readonly { value: string; label: string }[]>,
+): ListFilterField[] {
+  return fields.map((field) =>
+    field.kind === 'record' ? { ...field, options: choices[field.name] ?? field.options } : field,
+  );
 }
 
 /**

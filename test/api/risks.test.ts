@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
-import { createRisk } from '../../src/compliance/index.ts';
+import { countOpenRisksByRating, createRisk } from '../../src/compliance/index.ts';
 import { type ApiFixture, publishedEvents, startApiFixture, walkPages } from '../helpers/api.ts';
 import { testDialect } from '../helpers/database.ts';
 
@@ -222,6 +222,60 @@ describe(`risks on ${testDialect}`, () => {
     assert.deepEqual(await titles(api, `?owner_id=${ada.id}`), ['Ransomware']);
     const badFilter = await api.call('GET', '/risks?severity=extreme');
     assert.deepEqual([badFilter.status, badFilter.body.errors[0].path], [400, 'querystring/severity']);
+  });
+
+  it('search title and description, filter by treatment and by one cell of the matrix', async (t) => {
+    const api = await startApiFixture(t);
+    await api.call('POST', '/risks', {
+      json: {
+        title: 'Phishing',
+        description: 'Staff give away 100%_ of passwords',
+        likelihood: 4,
+        impact: 3,
+      },
+    });
+    await api.call('POST', '/risks', {
+      json: { title: 'Flood', likelihood: 1, impact: 5, treatment: 'transfer' },
+    });
+    const ransomware = (
+      await api.call('POST', '/risks', {
+        json: { title: 'Ransomware', likelihood: 4, impact: 3, treatment: 'mitigate' },
+      })
+    ).body;
+
+    assert.deepEqual(await titles(api, '?q=PASSWORD'), ['Phishing']);
+    assert.deepEqual(await titles(api, '?q=100%25_'), ['Phishing'], 'wildcards are literal');
+    assert.deepEqual(await titles(api, '?q=%25'), ['Phishing']);
+    assert.deepEqual(await titles(api, '?q=flo'), ['Flood']);
+    assert.deepEqual(await titles(api, '?treatment=transfer'), ['Flood']);
+    assert.deepEqual(await titles(api, '?treatment=untreated'), ['Phishing']);
+    assert.deepEqual(await titles(api, '?likelihood=4&impact=3'), ['Ransomware', 'Phishing']);
+    assert.deepEqual(await titles(api, '?likelihood=4&impact=3&treatment=mitigate'), ['Ransomware']);
+    assert.deepEqual(await titles(api, '?impact=5'), ['Flood']);
+
+    await api.call('PATCH', `/risks/${ransomware.id}`, { json: { status: 'closed' } });
+    const deps = { db: api.runtime.database.db, clock: api.runtime.clock };
+    const cells = await countOpenRisksByRating(deps, api.org.workspaceId);
+    assert.deepEqual(
+      cells.sort((a, b) => a.impact - b.impact),
+      [
+        { likelihood: 4, impact: 3, count: 1 },
+        { likelihood: 1, impact: 5, count: 1 },
+      ],
+      'open risks only, counted per cell',
+    );
+    assert.deepEqual(await countOpenRisksByRating(deps, (await api.createOrganization()).workspaceId), []);
+
+    for (const bad of [
+      'likelihood=6',
+      'impact=0',
+      'likelihood=2.5',
+      'treatment=ignore',
+      `q=${'x'.repeat(201)}`,
+    ]) {
+      const refused = await api.call('GET', `/risks?${bad}`);
+      assert.equal(refused.status, 400, bad);
+    }
   });
 
   it('delete: 204, then 404, and a risk.deleted event', async (t) => {

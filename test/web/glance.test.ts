@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { createApiKey } from '../../src/api/index.ts';
 import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
@@ -24,7 +24,7 @@ function rowIds(html: string): string[] {
 
 function heatCells(html: string): Map<string, number> {
   return new Map(
-    [...html.matchAll(/data-likelihood="(\d)" data-impact="(\d)">(\d+)</g)].map((match) => [
+    [...html.matchAll(/data-likelihood="(\d)" data-impact="(\d)">(?:<a [^>]+>)?(\d+)[ <]/g)].map((match) => [
       `${match[1]}x${match[2]}`,
       Number(match[3]),
     ]),
@@ -137,7 +137,17 @@ describe(`the workspace at a glance and the controls list on ${testDialect}`, ()
     ]);
     for (const [cell, count] of cells) assert.equal(count, expected.get(cell) ?? 0, cell);
     assert.match(page.body, /Open risks by likelihood and impact \(7 in all\)/);
-    assert.match(page.body, /class="heat heat-critical" data-likelihood="5" data-impact="5">2</);
+    assert.match(
+      page.body,
+      new RegExp(
+        `class="heat heat-critical" data-likelihood="5" data-impact="5"><a href="${owner.page}/risks\\?status=open&amp;likelihood=5&amp;impact=5">2<`,
+      ),
+    );
+    assert.match(
+      page.body,
+      /data-impact="1"><a href="[^"]+">1<span class="visually-hidden"> open risk,<\/span><\/a> <span class="heat-severity">low</,
+      'the severity in words, not only in colour',
+    );
   });
 
   it('searches and filters the controls list, pages like the REST list, and refuses unknown filters', async (t) => {

@@ -30,7 +30,9 @@ export function riskRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog)
         summary: 'List risks, most severe first',
         description:
           'By score (likelihood x impact) from highest to lowest; among equal scores the newest first. ' +
-          'Filter by `status`, `severity`, `owner_id` or `control_id` (risks that control treats).',
+          '`q` searches the title and the description; filter by `status`, `severity`, `treatment`, ' +
+          '`likelihood`, `impact` (one cell of the risk matrix), `owner_id` or `control_id` (risks ' +
+          'that control treats).',
         tags,
         querystring: listQuery(RisksFilter),
         response: responses({ 200: pageOf(Risk) }),
