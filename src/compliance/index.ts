@@ -64,6 +64,7 @@ export {
   sweepEvidenceFiles,
 } from './evidence-store.ts';
 export {
+  findPersonByEmail,
   getPerson,
   listPeople,
   PeopleFilter,
@@ -85,6 +86,7 @@ export {
   type AcknowledgementError,
   acknowledgePolicy,
   approvePolicy,
+  findPolicyByKey,
   getPolicy,
   getPolicyVersion,
   listPolicies,
