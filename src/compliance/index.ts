@@ -78,8 +78,10 @@ export {
 export {
   applyPeopleImport,
   PEOPLE_IMPORT_MAX_BYTES,
+  PEOPLE_IMPORT_MAX_ROWS,
   type PeopleImportError,
   PeopleImportResult,
+  type PeopleImportRow,
   previewPeopleImport,
 } from './people-import.ts';
 export {

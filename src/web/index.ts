@@ -14,6 +14,7 @@ import { invitationRoutes } from './routes/invitations.ts';
 import { memberRoutes } from './routes/members.ts';
 import { orderRoutes } from './routes/orders.ts';
 import { passkeyRoutes } from './routes/passkeys.ts';
+import { peopleRoutes } from './routes/people.ts';
 import { publicRoutes } from './routes/public.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { signInRoutes } from './routes/sign-in.ts';
@@ -74,6 +75,7 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
     workspaceOverviewRoutes,
     controlRoutes,
     taskRoutes,
+    peopleRoutes,
     integrationRoutes,
     memberRoutes,
     auditRoutes,
