@@ -15,6 +15,7 @@ import { memberRoutes } from './routes/members.ts';
 import { orderRoutes } from './routes/orders.ts';
 import { passkeyRoutes } from './routes/passkeys.ts';
 import { peopleRoutes } from './routes/people.ts';
+import { policyRoutes } from './routes/policies.ts';
 import { publicRoutes } from './routes/public.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { signInRoutes } from './routes/sign-in.ts';
@@ -76,6 +77,7 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
     controlRoutes,
     taskRoutes,
     peopleRoutes,
+    policyRoutes,
     integrationRoutes,
     memberRoutes,
     auditRoutes,
