@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { multipartShapes } from '../fuzz/corpus.ts';
 import { testDialect } from '../helpers/database.ts';
 import { acceptAsNewAccount, type SignedInOwner, signedInOwner, webClient } from '../helpers/web.ts';
 
@@ -298,6 +299,22 @@ describe(`the People pages on ${testDialect}`, () => {
     const prototypeField = await postMultipart(owner, `${page}/people/import`, { constructor: 'x' });
     assert.equal(prototypeField.status, 400);
     assert.equal((await owner.api('GET', '/people')).body.data.length, 0);
+    for (const shape of multipartShapes()) {
+      for (const url of [`${page}/people/import`, `${page}/people/import/apply`]) {
+        const answer = await owner.fixture.runtime.app.inject({
+          method: 'POST',
+          url,
+          headers: {
+            accept: 'text/html',
+            'content-type': shape.contentType,
+            origin: new URL(owner.fixture.baseUrl).origin,
+            cookie: [...client.cookies].map(([name, value]) => `${name}=${value}`).join('; '),
+          },
+          payload: shape.body,
+        });
+        assert.ok(answer.statusCode >= 400 && answer.statusCode < 500, `${shape.name}: ${answer.statusCode}`);
+      }
+    }
     const crossSite = await client.post(
       `${page}/people/import`,
       { csv_text: 'email\na@example.com' },

@@ -1,5 +1,5 @@
 import fastifyMultipart from '@fastify/multipart';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import {
   applyPeopleImport,
@@ -17,6 +17,7 @@ import {
   updatePerson,
   upsertPerson,
 } from '../../compliance/index.ts';
+import { frameworkError } from '../../http/errors.ts';
 import { canManageWorkspace } from '../../workspace/index.ts';
 import { userSourceOf } from '../audit.ts';
 import { type FieldError, schemaErrors } from '../form-errors.ts';
@@ -29,7 +30,7 @@ import {
   sendInvalidListLink,
   sendListCsv,
 } from '../list-page.ts';
-import { sendNotFound, sendView } from '../render.ts';
+import { sendNotFound, sendPage, sendView } from '../render.ts';
 import {
   EMPLOYMENT_STATUS_CHOICES,
   EMPLOYMENT_STATUS_LABELS,
@@ -135,6 +136,26 @@ function uploadedCsv(request: FastifyRequest): { text: string } | { error: Field
   }
   const pasted = field(request, 'csv_text');
   return pasted.trim() === '' ? { error: NO_FILE } : { text: pasted };
+}
+
+/**
+ * The import form's fields, as the app's form parser gives them (a name sent twice holds every
+ * value), and the chosen file's bytes as `file`.
+ */
+async function readImportForm(request: FastifyRequest): Promise<Record<string, string | string[] | Buffer>> {
+  const body: Record<string, string | string[] | Buffer> = Object.create(null);
+  for await (const part of request.parts()) {
+    if (part.type === 'file') {
+      const bytes = await part.toBuffer();
+      if (part.fieldname === 'file') body.file = bytes;
+      continue;
+    }
+    const value = typeof part.value === 'string' ? part.value : '';
+    const earlier = body[part.fieldname];
+    if (earlier === undefined) body[part.fieldname] = value;
+    else body[part.fieldname] = [...(Array.isArray(earlier) ? earlier : [String(earlier)]), value];
+  }
+  return body;
 }
 
 /**
@@ -326,10 +347,27 @@ export function peopleRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.get('/people/import', async (request, reply) => importPage(request, reply, 'upload'));
 
   app.register(async (upload) => {
-    await upload.register(fastifyMultipart, {
-      attachFieldsToBody: 'keyValues',
-      throwFileSizeLimit: false,
-      limits: IMPORT_UPLOAD_LIMITS,
+    await upload.register(fastifyMultipart, { throwFileSizeLimit: false, limits: IMPORT_UPLOAD_LIMITS });
+    // Before the cross-site check (a pre-handler), which reads the form's token from the body.
+    upload.addHook('preValidation', async (request, reply) => {
+      if (!request.isMultipart()) return;
+      try {
+        request.body = await readImportForm(request);
+      } catch (error) {
+        // The parser's limits and refusals keep their own answers; anything else it could not read.
+        if (frameworkError(error as FastifyError)) throw error;
+        return sendPage(
+          request,
+          reply,
+          'error',
+          {
+            title: 'Form not readable',
+            heading: 'This form could not be read',
+            message: 'It arrived incomplete or damaged. Go back and send it again.',
+          },
+          400,
+        );
+      }
     });
 
     upload.post('/people/import', async (request, reply) => {
