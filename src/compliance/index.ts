@@ -65,6 +65,7 @@ export {
   sweepEvidenceFiles,
 } from './evidence-store.ts';
 export {
+  findPersonByEmail,
   getPerson,
   listPeople,
   PeopleFilter,
@@ -78,14 +79,17 @@ export {
 export {
   applyPeopleImport,
   PEOPLE_IMPORT_MAX_BYTES,
+  PEOPLE_IMPORT_MAX_ROWS,
   type PeopleImportError,
   PeopleImportResult,
+  type PeopleImportRow,
   previewPeopleImport,
 } from './people-import.ts';
 export {
   type AcknowledgementError,
   acknowledgePolicy,
   approvePolicy,
+  findPolicyByKey,
   getPolicy,
   getPolicyVersion,
   listPolicies,

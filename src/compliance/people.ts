@@ -158,6 +158,21 @@ export async function getPerson(
   return row ? toPerson(row) : undefined;
 }
 
+/** The person with this email (compared case-insensitively, as the directory keeps it). */
+export async function findPersonByEmail(
+  { db }: ComplianceDeps,
+  workspaceId: string,
+  email: string,
+): Promise<Person | undefined> {
+  const row = await db
+    .selectFrom('people')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('email', '=', email.toLowerCase())
+    .executeTakeFirst();
+  return row ? toPerson(row) : undefined;
+}
+
 export type UpsertOutcome = { person: Person; outcome: Upserted };
 
 export type PersonFields = Partial<

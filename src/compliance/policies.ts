@@ -175,6 +175,16 @@ export async function getPolicy(
   return row ? toPolicy(row) : undefined;
 }
 
+/** The policy with this key (keys are unique in a workspace). */
+export async function findPolicyByKey(
+  { db }: ComplianceDeps,
+  workspaceId: string,
+  key: string,
+): Promise<Policy | undefined> {
+  const row = await findPolicyRow(db, workspaceId, { key });
+  return row ? toPolicy(row) : undefined;
+}
+
 function newPolicyRow(now: Date, workspaceId: string, body: UpsertPolicyBody): PoliciesTable {
   return {
     id: newId('pol', now),

@@ -10,7 +10,8 @@ export interface Choice {
   label: string;
 }
 
-async function readAll<Item>(
+/** Every item of a paged list, read a page at a time. */
+export async function readAll<Item>(
   read: (after: Position | undefined) => Promise<{ items: Item[]; next: Position | null }>,
 ) {
   const items: Item[] = [];

@@ -14,6 +14,8 @@ import { invitationRoutes } from './routes/invitations.ts';
 import { memberRoutes } from './routes/members.ts';
 import { orderRoutes } from './routes/orders.ts';
 import { passkeyRoutes } from './routes/passkeys.ts';
+import { peopleRoutes } from './routes/people.ts';
+import { policyRoutes } from './routes/policies.ts';
 import { publicRoutes } from './routes/public.ts';
 import { riskRoutes } from './routes/risks.ts';
 import { settingsRoutes } from './routes/settings.ts';
@@ -78,6 +80,8 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
     taskRoutes,
     riskRoutes,
     vendorRoutes,
+    peopleRoutes,
+    policyRoutes,
     integrationRoutes,
     memberRoutes,
     auditRoutes,

@@ -1,11 +1,22 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { findPersonByEmail } from '../../src/compliance/index.ts';
 import { publishedEvents, startApiFixture } from '../helpers/api.ts';
 import { testDialect } from '../helpers/database.ts';
 
 const ADA = { email: 'Ada@Example.com', name: 'Ada Lovelace', title: 'CTO', department: 'Engineering' };
 
 describe(`people on ${testDialect}`, () => {
+  it('find a person by email, case-insensitively, only in their own workspace', async (t) => {
+    const api = await startApiFixture(t);
+    const deps = { db: api.runtime.database.db, clock: api.runtime.clock };
+    const ada = (await api.call('POST', '/people', { json: ADA })).body;
+    assert.equal((await findPersonByEmail(deps, api.org.workspaceId, 'ADA@example.COM'))?.id, ada.id);
+    assert.equal(await findPersonByEmail(deps, api.org.workspaceId, 'grace@example.com'), undefined);
+    const other = await api.createOrganization();
+    assert.equal(await findPersonByEmail(deps, other.workspaceId, 'ada@example.com'), undefined);
+  });
+
   it('upsert by email: 201 once, then the same body twice changes nothing', async (t) => {
     const api = await startApiFixture(t);
     const created = await api.call('POST', '/people', { json: ADA });

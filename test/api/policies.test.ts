@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { OPERATOR_SOURCE, userActor } from '../../src/audit/index.ts';
-import { acknowledgePolicy, approvePolicy } from '../../src/compliance/index.ts';
+import { acknowledgePolicy, approvePolicy, findPolicyByKey } from '../../src/compliance/index.ts';
 import { type ApiFixture, publishedEvents, startApiFixture, walkPages } from '../helpers/api.ts';
 import { testDialect } from '../helpers/database.ts';
 
@@ -27,6 +27,16 @@ async function keys(api: ApiFixture, query: string): Promise<string[]> {
 }
 
 describe(`policies on ${testDialect}`, () => {
+  it('finds a policy by its key, only in its own workspace', async (t) => {
+    const api = await startApiFixture(t);
+    const deps = { db: api.runtime.database.db, clock: api.runtime.clock };
+    const created = (await api.call('POST', '/policies', { json: ACCESS })).body;
+    assert.equal((await findPolicyByKey(deps, api.org.workspaceId, 'access-control'))?.id, created.id);
+    assert.equal(await findPolicyByKey(deps, api.org.workspaceId, 'clean-desk'), undefined);
+    const other = await api.createOrganization();
+    assert.equal(await findPolicyByKey(deps, other.workspaceId, 'access-control'), undefined);
+  });
+
   it('POST is idempotent on the key: created once, then unchanged, then updated', async (t) => {
     const api = await startApiFixture(t);
     const created = await api.call('POST', '/policies', { json: ACCESS });
