@@ -432,3 +432,33 @@ export const HOSTILE_REDIRECTS: readonly string[] = [
   `/${'a/'.repeat(300)}`,
   '',
 ];
+
+/** Values of a form field as a browser (or a script posing as one) may send them: raw text. */
+export const HOSTILE_FORM_VALUES: readonly string[] = [
+  '',
+  ' ',
+  'x'.repeat(20_000),
+  '\u0000',
+  '\ud800',
+  '\u202eevil',
+  '-1',
+  '0',
+  '6',
+  '1e400',
+  '9007199254740993',
+  '2026-02-30',
+  '9999-99-99',
+  '1969-12-31T23:59:59Z',
+  'per_nobody',
+  'ctl_nonexistent',
+  `per_${'a'.repeat(5000)}`,
+  '../../etc/passwd',
+  '<script>alert(1)</script>',
+  '=HYPERLINK("https://evil.example")',
+  'javascript:alert(1)',
+  'http://127.0.0.1:22/',
+  'null',
+  '[]',
+  '{"__proto__":{"x":1}}',
+  '😀'.repeat(300),
+];

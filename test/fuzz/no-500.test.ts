@@ -12,10 +12,11 @@ import { testDialect } from '../helpers/database.ts';
 import { challengeParams } from '../helpers/mpp.ts';
 import { API_VERSION, mintToken, SANDBOX_KEY } from '../helpers/purchase.ts';
 import { startTestRuntime, type TestRuntime } from '../helpers/runtime.ts';
-import { acceptAsNewAccount, startAppFixture, webClient } from '../helpers/web.ts';
+import { acceptAsNewAccount, signedInOwner, startAppFixture, webClient } from '../helpers/web.ts';
 import {
   HOSTILE_CONTENT_TYPES,
   HOSTILE_CURSOR_POSITIONS,
+  HOSTILE_FORM_VALUES,
   HOSTILE_HEADERS,
   HOSTILE_PATH_VALUES,
   HOSTILE_QUERIES,
@@ -522,6 +523,106 @@ describe(`hostile return addresses on ${testDialect}`, () => {
       await guest.get('/legal/terms');
       check(await guest.post('/sign-out', { next }), 'POST /sign-out', next);
     }
+    assert.deepEqual(failures, []);
+  });
+});
+
+/** The forms of a page: where each posts and the names of its fields. */
+function formsOf(html: string): { action: string; fields: string[] }[] {
+  return [...html.matchAll(/<form\b[^>]*method="post"[^>]*>([\s\S]*?)<\/form>/g)].flatMap((match) => {
+    const action = /action="([^"]+)"/.exec(match[0])?.[1]?.replaceAll('&amp;', '&');
+    if (!action) return [];
+    const names = [...(match[1] ?? '').matchAll(/\bname="([^"]+)"/g)].map((name) => name[1] ?? '');
+    return [{ action, fields: [...new Set(names)].filter((name) => name !== '_csrf') }];
+  });
+}
+
+describe(`hostile input to the workspace pages, signed in, on ${testDialect}`, () => {
+  it('answers every form and list of the app with a page or a redirect, never a 500', async (t) => {
+    const owner = await signedInOwner(t);
+    const { client, page } = owner;
+    const person = (await owner.api('POST', '/people', { email: 'ada@example.com', name: 'Ada' })).body;
+    const control = (await owner.api('GET', '/controls?q=A.5.15')).body.data[0];
+    const made = {
+      task: (await owner.api('POST', '/tasks', { title: 'A task', assignee_id: person.id })).body,
+      risk: (await owner.api('POST', '/risks', { title: 'A risk', likelihood: 3, impact: 4 })).body,
+      vendor: (await owner.api('POST', '/vendors', { name: 'A vendor' })).body,
+      policy: (await owner.api('POST', '/policies', { key: 'access', title: 'Access', body: '# Hi' })).body,
+      evidence: (await owner.api('POST', '/evidence', { title: 'A link', url: 'https://example.com/x' }))
+        .body,
+    };
+    const pages = [
+      '',
+      '/controls',
+      `/controls/${control.reference}`,
+      '/tasks',
+      '/tasks/new',
+      `/tasks/${made.task.id}`,
+      '/evidence',
+      `/evidence/${made.evidence.id}`,
+      '/risks',
+      '/risks/new',
+      `/risks/${made.risk.id}`,
+      '/vendors',
+      '/vendors/new',
+      `/vendors/${made.vendor.id}`,
+      '/people',
+      '/people/new',
+      '/people/import',
+      `/people/${person.id}`,
+      '/policies',
+      '/policies/new',
+      `/policies/${made.policy.id}`,
+      '/settings',
+    ];
+    let seed = SEED;
+    const pick = <T>(list: readonly T[]): T => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return list[seed % list.length] as T;
+    };
+    const failures: string[] = [];
+    let sent = 0;
+    const check = (what: string, status: number, body: string) => {
+      sent++;
+      if (status >= 500) failures.push(`${status} ${what}: ${body.slice(0, 200)}`);
+    };
+    const forms = new Map<string, string[]>();
+    for (const path of pages) {
+      const shown = await client.get(`${page}${path}`);
+      check(`GET ${path}`, shown.status, shown.body);
+      for (const form of formsOf(shown.body))
+        if (!form.action.endsWith('/sign-out')) forms.set(form.action, form.fields);
+      for (const query of [
+        'status=nope',
+        'q=%00',
+        `q=${'x'.repeat(300)}`,
+        'cursor=%ff',
+        'show=a&show=b',
+        'owner_id=per_x',
+        'likelihood=9',
+        'since=2026-13-01',
+      ])
+        check(`GET ${path}?${query}`, (await client.get(`${page}${path}?${query}`)).status, '');
+    }
+    assert.ok(forms.size >= 15, `forms found: ${[...forms.keys()].join(' ')}`);
+    const deleting = (action: string) => /\/(delete|remove|leave)$/.test(action);
+    const ordered = [...forms].sort(([a], [b]) => Number(deleting(a)) - Number(deleting(b)));
+    for (const [action, fields] of ordered) {
+      const variants: Record<string, string | string[]>[] = [
+        {},
+        Object.fromEntries(fields.map((name) => [name, pick(HOSTILE_FORM_VALUES)])),
+        Object.fromEntries(fields.map((name) => [name, pick(HOSTILE_FORM_VALUES)])),
+        Object.fromEntries(
+          fields.map((name) => [name, [pick(HOSTILE_FORM_VALUES), pick(HOSTILE_FORM_VALUES)]]),
+        ),
+      ];
+      for (const form of variants) {
+        await client.get(`${page}/settings`);
+        const answer = await client.post(action, form);
+        check(`POST ${action} ${JSON.stringify(form).slice(0, 150)}`, answer.status, answer.body);
+      }
+    }
+    t.diagnostic(`${sent} requests to ${pages.length} pages and ${forms.size} forms`);
     assert.deepEqual(failures, []);
   });
 });
