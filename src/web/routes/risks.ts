@@ -15,10 +15,8 @@ import {
   updateRisk,
 } from '../../compliance/index.ts';
 import { canManageWorkspace } from '../../workspace/index.ts';
-import { userSourceOf } from '../audit.ts';
 import { allControls, allPeople, type Choice, controlChoices, personChoices } from '../choices.ts';
-import { type FieldError, schemaErrors } from '../form-errors.ts';
-import { isIdInput } from '../forms.ts';
+import type { FieldError } from '../form-errors.ts';
 import { heatMap, IMPACT_LABELS, RATING_LABELS } from '../glance.ts';
 import { recordHistory } from '../history.ts';
 import {
@@ -30,7 +28,8 @@ import {
   sendListCsv,
   withRecordChoices,
 } from '../list-page.ts';
-import { sendNotFound, sendView } from '../render.ts';
+import { registerRecordPages } from '../record-pages.ts';
+import { sendView } from '../render.ts';
 import {
   type ControlGroup,
   controlGroups,
@@ -57,7 +56,6 @@ interface RiskChoices {
   controlList: Control[];
   controlGroups: ControlGroup[];
 }
-type RiskParams = { Params: { riskId: string } };
 
 const FormText = (maxLength: number) => Type.Optional(Type.String({ maxLength }));
 /** The risk form as sent: text, bounded, controls as checkboxes; the REST API's schema then judges the values. */
@@ -283,12 +281,6 @@ export function riskRoutes(app: FastifyInstance, deps: RouteDeps): void {
     );
   }
 
-  async function riskOf(request: FastifyRequest<RiskParams>) {
-    const { riskId } = request.params;
-    if (!isIdInput(riskId)) return undefined;
-    return getRisk(deps, accessOf(request).membership.workspace.id, riskId);
-  }
-
   app.get<{ Querystring: ListQuery }>('/risks', { schema: { querystring } }, async (request, reply) => {
     const { membership } = accessOf(request);
     const { workspace } = membership;
@@ -316,73 +308,28 @@ export function riskRoutes(app: FastifyInstance, deps: RouteDeps): void {
     return sendListCsv(reply, risksList(await choices(workspaceId)), workspaceId, request.query);
   });
 
-  app.get('/risks/new', async (request, reply) => newRiskPage(request, reply, EMPTY_RISK_FORM));
-
-  app.post<{ Body: RiskFormBody }>('/risks', { schema: { body: RiskFormBody } }, async (request, reply) => {
-    const access = accessOf(request);
-    const form = formOf(request.body);
-    const body = changeOf(form);
-    const invalid = schemaErrors(CreateRiskBody, body, RISK_FIELD_ERRORS);
-    if (invalid.length > 0) return newRiskPage(request, reply, form, invalid);
-    const workspaceId = access.membership.workspace.id;
-    const created = await createRisk(
-      deps,
-      workspaceId,
-      body as CreateRiskBody,
-      userSourceOf(request, access.user),
-    );
-    if (!created.ok) {
-      if (created.error.code === 'not_found') return sendNotFound(request, reply);
-      return newRiskPage(request, reply, form, [refusal(created.error)]);
-    }
-    return reply.redirect(`/w/${workspaceId}/risks/${created.value.id}?notice=created`, 303);
-  });
-
-  app.get<RiskParams & { Querystring: { notice?: string } }>(
-    '/risks/:riskId',
-    { schema: { querystring: Type.Object({ notice: Type.Optional(Type.String({ maxLength: 40 })) }) } },
-    async (request, reply) => {
-      const risk = await riskOf(request);
-      if (!risk) return sendNotFound(request, reply);
-      const notice = request.query.notice;
-      return riskPage(request, reply, risk, { notice: notice ? NOTICES[notice] : undefined });
+  registerRecordPages(app, {
+    path: 'risks',
+    param: 'riskId',
+    formBody: RiskFormBody,
+    formOf,
+    emptyForm: EMPTY_RISK_FORM,
+    fieldErrors: RISK_FIELD_ERRORS,
+    refusal,
+    notices: NOTICES,
+    load: (workspaceId, id) => getRisk(deps, workspaceId, id),
+    create: {
+      schema: CreateRiskBody,
+      changeOf: (form) => changeOf(form) as CreateRiskBody,
+      run: (workspaceId, body, source) => createRisk(deps, workspaceId, body, source),
     },
-  );
-
-  app.post<RiskParams & { Body: RiskFormBody }>(
-    '/risks/:riskId',
-    { schema: { body: RiskFormBody } },
-    async (request, reply) => {
-      const access = accessOf(request);
-      const risk = await riskOf(request);
-      if (!risk) return sendNotFound(request, reply);
-      const form = formOf(request.body);
-      const body = changeOf(form);
-      const invalid = schemaErrors(UpdateRiskBody, body, RISK_FIELD_ERRORS);
-      if (invalid.length > 0) return riskPage(request, reply, risk, { form, errors: invalid });
-      const workspaceId = access.membership.workspace.id;
-      const updated = await updateRisk(
-        deps,
-        workspaceId,
-        risk.id,
-        body as UpdateRiskBody,
-        userSourceOf(request, access.user),
-      );
-      if (!updated.ok) {
-        if (updated.error.code === 'not_found') return sendNotFound(request, reply);
-        return riskPage(request, reply, risk, { form, errors: [refusal(updated.error)] });
-      }
-      return reply.redirect(`/w/${workspaceId}/risks/${risk.id}?notice=updated`, 303);
+    update: {
+      schema: UpdateRiskBody,
+      changeOf: (form) => changeOf(form) as UpdateRiskBody,
+      run: (workspaceId, id, body, source) => updateRisk(deps, workspaceId, id, body, source),
     },
-  );
-
-  app.post<RiskParams>('/risks/:riskId/delete', async (request, reply) => {
-    const access = accessOf(request);
-    const risk = await riskOf(request);
-    if (!risk) return sendNotFound(request, reply);
-    const workspaceId = access.membership.workspace.id;
-    const deleted = await deleteRisk(deps, workspaceId, risk.id, userSourceOf(request, access.user));
-    if (!deleted.ok) return sendNotFound(request, reply);
-    return reply.redirect(`/w/${workspaceId}/risks?notice=deleted`, 303);
+    remove: (workspaceId, id, source) => deleteRisk(deps, workspaceId, id, source),
+    newPage: newRiskPage,
+    recordPage: riskPage,
   });
 }

@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
 import {
   type ComplianceError,
   CreateTaskBody,
@@ -14,8 +13,7 @@ import {
 import { canManageWorkspace } from '../../workspace/index.ts';
 import { userSourceOf } from '../audit.ts';
 import { allControls, allPeople, controlChoices, personChoices } from '../choices.ts';
-import { type FieldError, schemaErrors } from '../form-errors.ts';
-import { isIdInput } from '../forms.ts';
+import type { FieldError } from '../form-errors.ts';
 import { recordHistory } from '../history.ts';
 import {
   type ListDefinition,
@@ -24,15 +22,9 @@ import {
   sendInvalidListLink,
   sendListCsv,
 } from '../list-page.ts';
+import { type FormValues, formFields, formText, registerRecordPages } from '../record-pages.ts';
 import { sendNotFound, sendView } from '../render.ts';
-import {
-  EMPTY_TASK_FORM,
-  TASK_FIELD_ERRORS,
-  TASK_FILTERS,
-  type TaskForm,
-  taskForm,
-  taskRows,
-} from '../views/tasks.view.ts';
+import { TASK_FIELD_ERRORS, TASK_FILTERS, type TaskForm, taskForm, taskRows } from '../views/tasks.view.ts';
 import { accessOf, type WorkspaceAccess } from '../workspace-scope.ts';
 import type { RouteDeps } from './deps.ts';
 
@@ -41,14 +33,12 @@ const PAGE_SIZE = 50;
 type ListQuery = Record<string, string | undefined>;
 type TaskParams = { Params: { taskId: string } };
 
-const FormText = (maxLength: number) => Type.Optional(Type.String({ maxLength }));
-/** The task form as sent: text, bounded; the REST API's schema then judges the values. */
-const TaskFormBody = Type.Object({
-  title: FormText(1000),
-  description: FormText(20_000),
-  due_date: FormText(40),
-  assignee_id: FormText(100),
-  control_id: FormText(100),
+const TaskFormBody = formFields({
+  title: 1000,
+  description: 20_000,
+  due_date: 40,
+  assignee_id: 100,
+  control_id: 100,
 });
 
 const NOTICES: Record<string, string> = {
@@ -58,13 +48,13 @@ const NOTICES: Record<string, string> = {
   reopened: 'Task reopened.',
 };
 
-function formOf(body: Partial<Record<keyof TaskForm, string>>): TaskForm {
+function formOf(body: FormValues): TaskForm {
   return {
-    title: body.title ?? '',
-    description: body.description ?? '',
-    due_date: body.due_date ?? '',
-    assignee_id: body.assignee_id ?? '',
-    control_id: body.control_id ?? '',
+    title: formText(body, 'title'),
+    description: formText(body, 'description'),
+    due_date: formText(body, 'due_date'),
+    assignee_id: formText(body, 'assignee_id'),
+    control_id: formText(body, 'control_id'),
   };
 }
 
@@ -205,12 +195,6 @@ export function taskRoutes(app: FastifyInstance, deps: RouteDeps): void {
     );
   }
 
-  async function taskOf(request: FastifyRequest<TaskParams>) {
-    const { taskId } = request.params;
-    if (!isIdInput(taskId)) return undefined;
-    return getTask(deps, accessOf(request).membership.workspace.id, taskId);
-  }
-
   app.get<{ Querystring: ListQuery }>('/tasks', { schema: { querystring } }, async (request, reply) => {
     const access = accessOf(request);
     const { workspace } = access.membership;
@@ -233,75 +217,37 @@ export function taskRoutes(app: FastifyInstance, deps: RouteDeps): void {
     return sendListCsv(reply, tasksList(access, people), access.membership.workspace.id, request.query);
   });
 
-  app.get('/tasks/new', async (request, reply) => newTaskPage(request, reply, EMPTY_TASK_FORM));
-
-  app.post<{ Body: Partial<TaskForm> }>(
-    '/tasks',
-    { schema: { body: TaskFormBody } },
-    async (request, reply) => {
-      const access = accessOf(request);
-      const form = formOf(request.body);
-      const { due_date, assignee_id, control_id, ...text } = changeOf(form);
-      const body = {
-        ...text,
-        ...(due_date ? { due_date } : {}),
-        ...(assignee_id ? { assignee_id } : {}),
-        ...(control_id ? { control_id } : {}),
-      };
-      const invalid = schemaErrors(CreateTaskBody, body, TASK_FIELD_ERRORS);
-      if (invalid.length > 0) return newTaskPage(request, reply, form, invalid);
-      const workspaceId = access.membership.workspace.id;
-      const created = await createTask(
-        deps,
-        workspaceId,
-        body as CreateTaskBody,
-        userSourceOf(request, access.user),
-      );
-      if (!created.ok) {
-        if (created.error.code === 'not_found') return sendNotFound(request, reply);
-        return newTaskPage(request, reply, form, [refusal(created.error)]);
-      }
-      return reply.redirect(`/w/${workspaceId}/tasks/${created.value.id}?notice=created`, 303);
+  const { recordOf } = registerRecordPages(app, {
+    path: 'tasks',
+    param: 'taskId',
+    formBody: TaskFormBody,
+    formOf,
+    emptyForm: formOf({}),
+    fieldErrors: TASK_FIELD_ERRORS,
+    refusal,
+    notices: NOTICES,
+    load: (workspaceId, id) => getTask(deps, workspaceId, id),
+    create: {
+      schema: CreateTaskBody,
+      changeOf: (form) => {
+        const { due_date, assignee_id, control_id, ...text } = changeOf(form);
+        return {
+          ...text,
+          ...(due_date ? { due_date } : {}),
+          ...(assignee_id ? { assignee_id } : {}),
+          ...(control_id ? { control_id } : {}),
+        } as CreateTaskBody;
+      },
+      run: (workspaceId, body, source) => createTask(deps, workspaceId, body, source),
     },
-  );
-
-  app.get<TaskParams & { Querystring: { notice?: string } }>(
-    '/tasks/:taskId',
-    { schema: { querystring: Type.Object({ notice: Type.Optional(Type.String({ maxLength: 40 })) }) } },
-    async (request, reply) => {
-      const task = await taskOf(request);
-      if (!task) return sendNotFound(request, reply);
-      const notice = request.query.notice;
-      return taskPage(request, reply, task, { notice: notice ? NOTICES[notice] : undefined });
+    update: {
+      schema: UpdateTaskBody,
+      changeOf: (form) => changeOf(form) as UpdateTaskBody,
+      run: (workspaceId, id, body, source) => updateTask(deps, workspaceId, id, body, source),
     },
-  );
-
-  app.post<TaskParams & { Body: Partial<TaskForm> }>(
-    '/tasks/:taskId',
-    { schema: { body: TaskFormBody } },
-    async (request, reply) => {
-      const access = accessOf(request);
-      const task = await taskOf(request);
-      if (!task) return sendNotFound(request, reply);
-      const form = formOf(request.body);
-      const body = changeOf(form);
-      const invalid = schemaErrors(UpdateTaskBody, body, TASK_FIELD_ERRORS);
-      if (invalid.length > 0) return taskPage(request, reply, task, { form, errors: invalid });
-      const workspaceId = access.membership.workspace.id;
-      const updated = await updateTask(
-        deps,
-        workspaceId,
-        task.id,
-        body as UpdateTaskBody,
-        userSourceOf(request, access.user),
-      );
-      if (!updated.ok) {
-        if (updated.error.code === 'not_found') return sendNotFound(request, reply);
-        return taskPage(request, reply, task, { form, errors: [refusal(updated.error)] });
-      }
-      return reply.redirect(`/w/${workspaceId}/tasks/${task.id}?notice=updated`, 303);
-    },
-  );
+    newPage: newTaskPage,
+    recordPage: taskPage,
+  });
 
   for (const [action, status] of [
     ['complete', 'completed'],
@@ -309,7 +255,7 @@ export function taskRoutes(app: FastifyInstance, deps: RouteDeps): void {
   ] as const) {
     app.post<TaskParams>(`/tasks/:taskId/${action}`, async (request, reply) => {
       const access = accessOf(request);
-      const task = await taskOf(request);
+      const task = await recordOf(request);
       if (!task) return sendNotFound(request, reply);
       const workspaceId = access.membership.workspace.id;
       const updated = await updateTask(

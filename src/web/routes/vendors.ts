@@ -13,10 +13,8 @@ import {
   type VendorsFilter,
 } from '../../compliance/index.ts';
 import { canManageWorkspace } from '../../workspace/index.ts';
-import { userSourceOf } from '../audit.ts';
 import { allPeople, type Choice, personChoices } from '../choices.ts';
-import { type FieldError, schemaErrors } from '../form-errors.ts';
-import { isIdInput } from '../forms.ts';
+import type { FieldError } from '../form-errors.ts';
 import { recordHistory } from '../history.ts';
 import {
   type ListDefinition,
@@ -26,7 +24,8 @@ import {
   sendListCsv,
   withRecordChoices,
 } from '../list-page.ts';
-import { sendNotFound, sendView } from '../render.ts';
+import { registerRecordPages } from '../record-pages.ts';
+import { sendView } from '../render.ts';
 import {
   EMPTY_VENDOR_FORM,
   REVIEW_DUE_DAYS,
@@ -45,7 +44,6 @@ const PAGE_SIZE = 50;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 type ListQuery = Record<string, string | undefined>;
-type VendorParams = { Params: { vendorId: string } };
 
 const FormText = (maxLength: number) => Type.Optional(Type.String({ maxLength }));
 /** The vendor form as sent: text, bounded; the REST API's schema then judges the values. */
@@ -215,12 +213,6 @@ export function vendorRoutes(app: FastifyInstance, deps: RouteDeps): void {
     );
   }
 
-  async function vendorOf(request: FastifyRequest<VendorParams>) {
-    const { vendorId } = request.params;
-    if (!isIdInput(vendorId)) return undefined;
-    return getVendor(deps, accessOf(request).membership.workspace.id, vendorId);
-  }
-
   app.get<{ Querystring: ListQuery }>('/vendors', { schema: { querystring } }, async (request, reply) => {
     const { membership } = accessOf(request);
     const { workspace } = membership;
@@ -243,77 +235,28 @@ export function vendorRoutes(app: FastifyInstance, deps: RouteDeps): void {
     return sendListCsv(reply, vendorsList(await people(workspaceId)), workspaceId, request.query);
   });
 
-  app.get('/vendors/new', async (request, reply) => newVendorPage(request, reply, EMPTY_VENDOR_FORM));
-
-  app.post<{ Body: Partial<VendorForm> }>(
-    '/vendors',
-    { schema: { body: VendorFormBody } },
-    async (request, reply) => {
-      const access = accessOf(request);
-      const form = formOf(request.body);
-      const body = changeOf(form);
-      const invalid = schemaErrors(CreateVendorBody, body, VENDOR_FIELD_ERRORS);
-      if (invalid.length > 0) return newVendorPage(request, reply, form, invalid);
-      const workspaceId = access.membership.workspace.id;
-      const created = await createVendor(
-        deps,
-        workspaceId,
-        body as CreateVendorBody,
-        userSourceOf(request, access.user),
-      );
-      if (!created.ok) {
-        if (created.error.code === 'not_found') return sendNotFound(request, reply);
-        return newVendorPage(request, reply, form, [refusal(created.error)]);
-      }
-      return reply.redirect(`/w/${workspaceId}/vendors/${created.value.id}?notice=created`, 303);
+  registerRecordPages(app, {
+    path: 'vendors',
+    param: 'vendorId',
+    formBody: VendorFormBody,
+    formOf,
+    emptyForm: EMPTY_VENDOR_FORM,
+    fieldErrors: VENDOR_FIELD_ERRORS,
+    refusal,
+    notices: NOTICES,
+    load: (workspaceId, id) => getVendor(deps, workspaceId, id),
+    create: {
+      schema: CreateVendorBody,
+      changeOf: (form) => changeOf(form) as CreateVendorBody,
+      run: (workspaceId, body, source) => createVendor(deps, workspaceId, body, source),
     },
-  );
-
-  app.get<VendorParams & { Querystring: { notice?: string } }>(
-    '/vendors/:vendorId',
-    { schema: { querystring: Type.Object({ notice: Type.Optional(Type.String({ maxLength: 40 })) }) } },
-    async (request, reply) => {
-      const vendor = await vendorOf(request);
-      if (!vendor) return sendNotFound(request, reply);
-      const notice = request.query.notice;
-      return vendorPage(request, reply, vendor, { notice: notice ? NOTICES[notice] : undefined });
+    update: {
+      schema: UpdateVendorBody,
+      changeOf: (form) => changeOf(form) as UpdateVendorBody,
+      run: (workspaceId, id, body, source) => updateVendor(deps, workspaceId, id, body, source),
     },
-  );
-
-  app.post<VendorParams & { Body: Partial<VendorForm> }>(
-    '/vendors/:vendorId',
-    { schema: { body: VendorFormBody } },
-    async (request, reply) => {
-      const access = accessOf(request);
-      const vendor = await vendorOf(request);
-      if (!vendor) return sendNotFound(request, reply);
-      const form = formOf(request.body);
-      const body = changeOf(form);
-      const invalid = schemaErrors(UpdateVendorBody, body, VENDOR_FIELD_ERRORS);
-      if (invalid.length > 0) return vendorPage(request, reply, vendor, { form, errors: invalid });
-      const workspaceId = access.membership.workspace.id;
-      const updated = await updateVendor(
-        deps,
-        workspaceId,
-        vendor.id,
-        body as UpdateVendorBody,
-        userSourceOf(request, access.user),
-      );
-      if (!updated.ok) {
-        if (updated.error.code === 'not_found') return sendNotFound(request, reply);
-        return vendorPage(request, reply, vendor, { form, errors: [refusal(updated.error)] });
-      }
-      return reply.redirect(`/w/${workspaceId}/vendors/${vendor.id}?notice=updated`, 303);
-    },
-  );
-
-  app.post<VendorParams>('/vendors/:vendorId/delete', async (request, reply) => {
-    const access = accessOf(request);
-    const vendor = await vendorOf(request);
-    if (!vendor) return sendNotFound(request, reply);
-    const workspaceId = access.membership.workspace.id;
-    const deleted = await deleteVendor(deps, workspaceId, vendor.id, userSourceOf(request, access.user));
-    if (!deleted.ok) return sendNotFound(request, reply);
-    return reply.redirect(`/w/${workspaceId}/vendors?notice=deleted`, 303);
+    remove: (workspaceId, id, source) => deleteVendor(deps, workspaceId, id, source),
+    newPage: newVendorPage,
+    recordPage: vendorPage,
   });
 }

@@ -29,14 +29,6 @@ export interface TaskForm {
   control_id: string;
 }
 
-export const EMPTY_TASK_FORM: TaskForm = {
-  title: '',
-  description: '',
-  due_date: '',
-  assignee_id: '',
-  control_id: '',
-};
-
 interface TaskPage {
   workspace: Workspace;
   canManage: boolean;
