@@ -295,7 +295,7 @@ export async function upsertPersonIn(
 const emailTaken: ComplianceError = {
   code: 'conflict',
   field: 'email',
-  message: 'Another person has this email.',
+  message: 'Another person in the directory has this email.',
 };
 
 /**

@@ -60,13 +60,13 @@ export interface RecordPages<Item extends { id: string }, Form, CreateBody, Upda
     reply: FastifyReply,
     form: Form,
     errors: FieldError[],
-  ): Promise<FastifyReply>;
+  ): FastifyReply | Promise<FastifyReply>;
   recordPage(
     request: FastifyRequest,
     reply: FastifyReply,
     item: Item,
     extra: RecordPageExtra<Form>,
-  ): Promise<FastifyReply>;
+  ): FastifyReply | Promise<FastifyReply>;
 }
 
 type RecordRequest = FastifyRequest<{ Params: Record<string, string> }>;

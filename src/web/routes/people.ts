@@ -18,10 +18,11 @@ import {
   upsertPerson,
 } from '../../compliance/index.ts';
 import { frameworkError } from '../../http/errors.ts';
+import { err, ok } from '../../shared/result.ts';
 import { canManageWorkspace } from '../../workspace/index.ts';
 import { userSourceOf } from '../audit.ts';
 import { type FieldError, schemaErrors } from '../form-errors.ts';
-import { field, isIdInput } from '../forms.ts';
+import { field } from '../forms.ts';
 import { recordHistory } from '../history.ts';
 import {
   type ListDefinition,
@@ -30,6 +31,7 @@ import {
   sendInvalidListLink,
   sendListCsv,
 } from '../list-page.ts';
+import { registerRecordPages } from '../record-pages.ts';
 import { sendNotFound, sendPage, sendView } from '../render.ts';
 import {
   EMPLOYMENT_STATUS_CHOICES,
@@ -106,7 +108,7 @@ function changeOf(form: PersonForm) {
 
 function refusal(error: ComplianceError): FieldError {
   if (error.code === 'conflict' && error.field === 'email') {
-    return { field: 'email', message: 'Another person in the directory has this email.' };
+    return { field: 'email', message: error.message };
   }
   if (error.code === 'conflict' && error.field === 'left_on') {
     return { field: 'left_on', message: 'Only a former person has a leaving date.' };
@@ -255,12 +257,6 @@ export function peopleRoutes(app: FastifyInstance, deps: RouteDeps): void {
     );
   }
 
-  async function personOf(request: FastifyRequest<PersonParams>) {
-    const { personId } = request.params;
-    if (!isIdInput(personId)) return undefined;
-    return getPerson(deps, accessOf(request).membership.workspace.id, personId);
-  }
-
   function importPage(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -306,42 +302,6 @@ export function peopleRoutes(app: FastifyInstance, deps: RouteDeps): void {
 
   app.get<{ Querystring: ListQuery }>('/people.csv', { schema: { querystring } }, async (request, reply) =>
     sendListCsv(reply, peopleList, accessOf(request).membership.workspace.id, request.query),
-  );
-
-  app.get('/people/new', async (request, reply) => newPersonPage(request, reply, EMPTY_PERSON_FORM));
-
-  app.post<{ Body: Partial<PersonForm> }>(
-    '/people',
-    { schema: { body: PersonFormBody } },
-    async (request, reply) => {
-      const access = accessOf(request);
-      const workspaceId = access.membership.workspace.id;
-      const form = formOf(request.body);
-      const { name, title, department, ...rest } = changeOf(form);
-      const body = {
-        ...rest,
-        ...(name ? { name } : {}),
-        ...(title ? { title } : {}),
-        ...(department ? { department } : {}),
-      };
-      const invalid = schemaErrors(UpsertPersonBody, body, PERSON_FIELD_ERRORS);
-      if (invalid.length > 0) return newPersonPage(request, reply, form, invalid);
-      // The API's upsert would update the person with this email; a form that says "add" must not.
-      const existing = await findPersonByEmail(deps, workspaceId, body.email);
-      if (existing) {
-        return newPersonPage(request, reply, form, [
-          { field: 'email', message: `${existing.name ?? existing.email} already has this email.` },
-        ]);
-      }
-      const created = await upsertPerson(
-        deps,
-        workspaceId,
-        body as UpsertPersonBody,
-        userSourceOf(request, access.user),
-      );
-      if (!created.ok) return newPersonPage(request, reply, form, [refusal(created.error)]);
-      return reply.redirect(`/w/${workspaceId}/people/${created.value.person.id}?notice=created`, 303);
-    },
   );
 
   app.get('/people/import', async (request, reply) => importPage(request, reply, 'upload'));
@@ -407,50 +367,55 @@ export function peopleRoutes(app: FastifyInstance, deps: RouteDeps): void {
     });
   });
 
-  app.get<PersonParams & { Querystring: { notice?: string } }>(
-    '/people/:personId',
-    { schema: { querystring: Type.Object({ notice: Type.Optional(Type.String({ maxLength: 40 })) }) } },
-    async (request, reply) => {
-      const person = await personOf(request);
-      if (!person) return sendNotFound(request, reply);
-      const notice = request.query.notice;
-      return personPage(request, reply, person, { notice: notice ? NOTICES[notice] : undefined });
+  const { recordOf } = registerRecordPages<Person, PersonForm, UpsertPersonBody, UpdatePersonBody>(app, {
+    path: 'people',
+    param: 'personId',
+    formBody: PersonFormBody,
+    formOf,
+    emptyForm: EMPTY_PERSON_FORM,
+    fieldErrors: PERSON_FIELD_ERRORS,
+    refusal,
+    notices: NOTICES,
+    load: (workspaceId, id) => getPerson(deps, workspaceId, id),
+    create: {
+      schema: UpsertPersonBody,
+      changeOf: (form) => {
+        const { name, title, department, ...rest } = changeOf(form);
+        return {
+          ...rest,
+          ...(name ? { name } : {}),
+          ...(title ? { title } : {}),
+          ...(department ? { department } : {}),
+        } as UpsertPersonBody;
+      },
+      run: async (workspaceId, body, source) => {
+        // The API's upsert would update the person with this email; a form that says "add" must not.
+        const existing = await findPersonByEmail(deps, workspaceId, body.email);
+        if (existing)
+          return err({
+            code: 'conflict',
+            field: 'email',
+            message: `${existing.name ?? existing.email} already has this email.`,
+          });
+        const upserted = await upsertPerson(deps, workspaceId, body, source);
+        return upserted.ok ? ok(upserted.value.person) : upserted;
+      },
     },
-  );
-
-  app.post<PersonParams & { Body: Partial<PersonForm> }>(
-    '/people/:personId',
-    { schema: { body: PersonFormBody } },
-    async (request, reply) => {
-      const access = accessOf(request);
-      const person = await personOf(request);
-      if (!person) return sendNotFound(request, reply);
-      const form = formOf(request.body);
-      const body = changeOf(form);
-      const invalid = schemaErrors(UpdatePersonBody, body, PERSON_FIELD_ERRORS);
-      if (invalid.length > 0) return personPage(request, reply, person, { form, errors: invalid });
-      const workspaceId = access.membership.workspace.id;
-      const updated = await updatePerson(
-        deps,
-        workspaceId,
-        person.id,
-        body as UpdatePersonBody,
-        userSourceOf(request, access.user),
-      );
-      if (!updated.ok) {
-        if (updated.error.code === 'not_found') return sendNotFound(request, reply);
-        return personPage(request, reply, person, { form, errors: [refusal(updated.error)] });
-      }
-      return reply.redirect(`/w/${workspaceId}/people/${person.id}?notice=updated`, 303);
+    update: {
+      schema: UpdatePersonBody,
+      changeOf: (form) => changeOf(form) as UpdatePersonBody,
+      run: (workspaceId, id, body, source) => updatePerson(deps, workspaceId, id, body, source),
     },
-  );
+    newPage: newPersonPage,
+    recordPage: personPage,
+  });
 
   app.post<PersonParams & { Body: { left_on?: string } }>(
     '/people/:personId/leave',
     { schema: { body: LeaveFormBody } },
     async (request, reply) => {
       const access = accessOf(request);
-      const person = await personOf(request);
+      const person = await recordOf(request);
       if (!person) return sendNotFound(request, reply);
       const body = { employment_status: 'former', left_on: (request.body.left_on ?? '').trim() };
       const invalid = schemaErrors(UpdatePersonBody, body, PERSON_FIELD_ERRORS);
