@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { Readable, Transform } from 'node:stream';
+import { finished, Readable, Transform } from 'node:stream';
 import type { ReadableStream } from 'node:stream/web';
 import { err, ok, type Result } from '../shared/result.ts';
 import type { FileStore } from '../storage/index.ts';
@@ -124,12 +124,14 @@ export async function stageUpload(
   });
   // The store sees an upload's error when it next reads; until then the event needs a listener.
   inspected.on('error', () => {});
-  source
-    .on('error', (error) => {
-      uploadFailed = true;
-      inspected.destroy(error);
-    })
-    .pipe(inspected);
+  // An upload that errs or closes before its end (a body cut off) fails the copy too, even when
+  // that happened before it was handed over, which no 'error' listener would hear.
+  finished(source, (error) => {
+    if (!error) return;
+    uploadFailed = true;
+    inspected.destroy(error);
+  });
+  source.pipe(inspected);
   try {
     await store.writePending(storedName, inspected);
   } catch (error) {
