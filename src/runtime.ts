@@ -97,6 +97,8 @@ export interface RuntimeOptions {
   failpoints?: Failpoints;
   /** Tests make an evidence upload "crash" between its file and its record, or after its record. */
   evidenceFailpoints?: EvidenceFailpoints;
+  /** Tests put faults between the service and its evidence store (a disk that fills up). */
+  wrapEvidenceStore?: (store: FileStore) => FileStore;
   /** Tests make host names resolve where they need (the system resolver otherwise) and shorten attempts. */
   webhooks?: { resolveHost?: ResolveHost; timeoutMs?: number };
 }
@@ -157,7 +159,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   const rateLimiters: RateLimiters = config.redis
     ? await (await import('./http/rate-limit-redis.ts')).openRedisRateLimiters(config.redis, clock, logger)
     : createMemoryRateLimiters(clock);
-  const evidenceStore = await createFileStore(config.evidenceStorage, database.db, clock);
+  const configuredStore = await createFileStore(config.evidenceStorage, database.db, clock);
+  const evidenceStore = options.wrapEvidenceStore?.(configuredStore) ?? configuredStore;
   const app = buildApp({
     config,
     database,

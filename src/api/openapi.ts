@@ -38,6 +38,8 @@ const RESPONSE_DESCRIPTIONS: Record<string, string> = {
   413: 'The body or upload is larger than allowed.',
   415: 'The content type is not accepted.',
   429: 'Too many requests; wait `Retry-After` seconds.',
+  503: 'Storage is unavailable for now (`storage_unavailable`); nothing was kept: retry after `Retry-After` seconds.',
+  507: 'There is no room to store the upload (`insufficient_storage`); nothing was kept: try again later.',
 };
 
 /**
@@ -154,7 +156,7 @@ function responses(
         RESPONSE_DESCRIPTIONS[status] ?? (body as { description?: string }).description ?? 'Response';
       const headers = {
         ...(rateLimited && status !== '401' ? RATE_LIMIT_HEADER_REFS : {}),
-        ...(status === '429' ? RETRY_AFTER : {}),
+        ...(status === '429' || status === '503' ? RETRY_AFTER : {}),
       };
       const described = { description, ...(Object.keys(headers).length > 0 ? { headers } : {}) };
       if (status === '204') return [status, described];

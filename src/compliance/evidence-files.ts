@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { Readable } from 'node:stream';
+import { finished, Readable, Transform } from 'node:stream';
 import type { ReadableStream } from 'node:stream/web';
 import { err, ok, type Result } from '../shared/result.ts';
 import type { FileStore } from '../storage/index.ts';
@@ -97,7 +97,8 @@ export function workspaceOfStoredFile(name: string): string {
  * Streams an upload into the store as a pending file while hashing it and checking whether it is
  * UTF-8 text, then decides its type from the stored bytes. A refused upload leaves nothing
  * behind. When the upload itself fails (a body cut off mid-file or malformed) that is a refusal;
- * when storage fails, the error is thrown.
+ * when storage fails, the error is thrown (a `StorageFailure` when the store is full or
+ * unavailable) and the rest of the upload is left unread, for the caller to read or drop.
  */
 export async function stageUpload(
   store: FileStore,
@@ -110,25 +111,32 @@ export async function stageUpload(
   const hash = createHash('sha256');
   const text = new TextCheck();
   let size = 0;
-  // The side that failed first is the cause: an upload that broke off is the client's doing.
+  // The side that failed first is the cause: an upload that broke off is the client's doing. A
+  // store that fails (a full disk) stops reading the inspected copy, never the upload itself.
   let uploadFailed = false;
-  async function* inspect(): AsyncGenerator<Buffer> {
-    try {
-      for await (const chunk of source as AsyncIterable<Buffer>) {
-        hash.update(chunk);
-        text.push(chunk);
-        size += chunk.length;
-        yield chunk;
-      }
-    } catch (error) {
-      uploadFailed = true;
-      throw error;
-    }
-  }
+  const inspected = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      hash.update(chunk);
+      text.push(chunk);
+      size += chunk.length;
+      done(null, chunk);
+    },
+  });
+  // The store sees an upload's error when it next reads; until then the event needs a listener.
+  inspected.on('error', () => {});
+  // An upload that errs or closes before its end (a body cut off) fails the copy too, even when
+  // that happened before it was handed over, which no 'error' listener would hear.
+  finished(source, (error) => {
+    if (!error) return;
+    uploadFailed = true;
+    inspected.destroy(error);
+  });
+  source.pipe(inspected);
   try {
-    await store.writePending(storedName, Readable.from(inspect(), { objectMode: false }));
+    await store.writePending(storedName, inspected);
   } catch (error) {
     if (uploadFailed) return err({ code: 'incomplete_upload' });
+    source.unpipe(inspected);
     throw error;
   }
   const name = displayName(clientFileName);

@@ -23,7 +23,11 @@ export type ServiceError =
   | { code: 'uri_too_long' }
   | { code: 'unsupported_media_type' }
   | { code: 'rate_limited'; retryAfterSeconds: number; counted: 'address' | 'API key' }
-  | { code: 'internal_error' };
+  | { code: 'internal_error' }
+  /** The store has no room for an upload (a full disk or quota) until an operator makes some. */
+  | { code: 'insufficient_storage' }
+  /** The store failed in a way that may pass (an I/O error, S3's 5xx, the database out of reach). */
+  | { code: 'storage_unavailable'; retryAfterSeconds: number };
 
 export type ServiceErrorCode = ServiceError['code'];
 export type ServiceErrorOf<C extends ServiceErrorCode> = Extract<ServiceError, { code: C }>;
@@ -42,6 +46,8 @@ const STATUS: Record<Exclude<ServiceErrorCode, 'unreadable_request'>, number> = 
   unsupported_media_type: 415,
   rate_limited: 429,
   internal_error: 500,
+  storage_unavailable: 503,
+  insufficient_storage: 507,
 };
 
 /** The HTTP status of an error, the same on every surface. */
@@ -78,7 +84,7 @@ export function sendWire(reply: FastifyReply, answer: WireReply): FastifyReply {
 /**
  * Answers an error in a surface's format. The headers the model implies are set here for every
  * surface: the request id (also on replies that skip the hooks, such as unroutable URLs),
- * `Retry-After` of a rate limit, `Allow` of a wrong method.
+ * `Retry-After` of a rate limit or of storage unavailable for now, `Allow` of a wrong method.
  */
 export function sendServiceError(
   request: FastifyRequest,
@@ -89,7 +95,7 @@ export function sendServiceError(
   const word = surface.words[error.code] as (error: ServiceError, context: object) => WireReply;
   const worded = word(error, { request, status: statusOf(error) });
   reply.header('request-id', request.id);
-  if (error.code === 'rate_limited') reply.header('retry-after', String(error.retryAfterSeconds));
+  if ('retryAfterSeconds' in error) reply.header('retry-after', String(error.retryAfterSeconds));
   if (error.code === 'method_not_allowed') reply.header('allow', error.allowed.join(', '));
   return sendWire(reply, surface.finish ? surface.finish(worded) : worded);
 }

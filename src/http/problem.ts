@@ -68,6 +68,7 @@ const TITLES: Record<number, string> = {
   429: 'Too Many Requests',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
+  507: 'Insufficient Storage',
 };
 
 export function problem(
@@ -180,5 +181,23 @@ export const PROBLEM_ERRORS: ErrorSurface = {
       ),
     internal_error: (_, { request, status }) =>
       problemReply(problem(request, status, 'internal_error', 'Something went wrong on our side.')),
+    insufficient_storage: (_, { request, status }) =>
+      problemReply(
+        problem(
+          request,
+          status,
+          'insufficient_storage',
+          'There is no room to store the upload; none of it was kept. Try again later.',
+        ),
+      ),
+    storage_unavailable: (_, { request, status }) =>
+      problemReply(
+        problem(
+          request,
+          status,
+          'storage_unavailable',
+          'Storage is unavailable for now; none of the upload was kept. Retry after Retry-After seconds.',
+        ),
+      ),
   },
 };

@@ -7,7 +7,14 @@ import type { FileStore } from './port.ts';
 
 export { createDatabaseStore } from './database.ts';
 export { createLocalStore } from './local.ts';
-export { CHUNK_BYTES, type FileStore, type FileStoreKind, type StoredObject } from './port.ts';
+export {
+  CHUNK_BYTES,
+  type FileStore,
+  type FileStoreKind,
+  StorageFailure,
+  type StorageFailureKind,
+  type StoredObject,
+} from './port.ts';
 
 /**
  * The backend EVIDENCE_STORAGE names; the database one uses the service's own database. The AWS

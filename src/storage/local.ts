@@ -3,6 +3,7 @@ import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { fileSystemFailure, withStorageFailures } from './failures.ts';
 import { checkedName, PENDING_SUFFIX, parseStoredName } from './names.ts';
 import type { FileStore, StoredObject } from './port.ts';
 
@@ -27,16 +28,17 @@ export function createLocalStore(root: string): FileStore {
 
   return {
     kind: 'local',
-    async writePending(name, source) {
-      const target = pendingPath(name);
-      await mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
-      try {
-        await pipeline(source, createWriteStream(target, { flags: 'wx', mode: 0o600, flush: true }));
-      } catch (error) {
-        await rm(target, { force: true });
-        throw error;
-      }
-    },
+    writePending: (name, source) =>
+      withStorageFailures(fileSystemFailure, async () => {
+        const target = pendingPath(name);
+        await mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
+        try {
+          await pipeline(source, createWriteStream(target, { flags: 'wx', mode: 0o600, flush: true }));
+        } catch (error) {
+          await rm(target, { force: true });
+          throw error;
+        }
+      }),
     async finalize(name) {
       try {
         await rename(pendingPath(name), finalPath(name));

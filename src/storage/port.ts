@@ -19,7 +19,10 @@ export interface StoredObject {
  */
 export interface FileStore {
   readonly kind: FileStoreKind;
-  /** Streams `source` into a pending file; on failure, nothing of it is left and the error is thrown. */
+  /**
+   * Streams `source` into a pending file; on failure, nothing of it is left and the error is
+   * thrown, as a `StorageFailure` when the store is full or unavailable.
+   */
   writePending(name: string, source: Readable): Promise<void>;
   /** Makes a pending file final; a file already final stays so. */
   finalize(name: string): Promise<void>;
@@ -33,6 +36,25 @@ export interface FileStore {
   list(): AsyncIterable<StoredObject>;
   /** Lets go of connections (the S3 client's sockets). */
   close(): void;
+}
+
+/** `full`: no room left (a disk or quota); `unavailable`: a failure that may pass. */
+export type StorageFailureKind = 'full' | 'unavailable';
+
+/**
+ * The store could not take a file for reasons of its own, not the upload's nor a bug's: it is
+ * `full` (a full disk or quota, the database's disk; an operator must make room) or `unavailable`
+ * (an I/O error, S3's 5xx or time-out, the database out of reach: trying again later may
+ * succeed). Every other error a store throws is a fault, such as a wrong configuration.
+ */
+export class StorageFailure extends Error {
+  readonly kind: StorageFailureKind;
+
+  constructor(kind: StorageFailureKind, cause: unknown) {
+    super(kind === 'full' ? 'the file store is full' : 'the file store is unavailable', { cause });
+    this.name = 'StorageFailure';
+    this.kind = kind;
+  }
 }
 
 /** Bytes per database chunk (and the largest piece a download hands on at once from the database). */

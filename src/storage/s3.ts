@@ -10,6 +10,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { S3StorageConfig } from '../config.ts';
+import { connectionFailure, type FailureKindOf, withStorageFailures } from './failures.ts';
 import { checkedName, PENDING_SUFFIX, parseStoredName } from './names.ts';
 import type { FileStore, StoredObject } from './port.ts';
 
@@ -22,6 +23,20 @@ function isMissing(error: unknown): boolean {
     (error.name === 'NoSuchKey' || error.name === 'NotFound' || error.$metadata.httpStatusCode === 404)
   );
 }
+
+/**
+ * A 507 (an S3-compatible server's full disk) is full; any other 5xx (after the SDK's own retries),
+ * a time-out or a connection that failed is S3 unavailable for now.
+ */
+const s3Failure: FailureKindOf = (error) => {
+  if (error instanceof S3ServiceException) {
+    const status = error.$metadata.httpStatusCode ?? 0;
+    if (status === 507) return 'full';
+    if (status >= 500) return 'unavailable';
+  }
+  if (error instanceof Error && error.name === 'TimeoutError') return 'unavailable';
+  return connectionFailure(error);
+};
 
 /**
  * Objects `<prefix><workspace id>/<key>` in one bucket, written through the official SDK in parts
@@ -66,15 +81,16 @@ export function createS3Store(config: S3StorageConfig, client?: S3Client): FileS
 
   return {
     kind: 's3',
-    async writePending(name, source) {
-      const upload = new Upload({
-        client: s3,
-        params: { Bucket, Key: pendingKey(name), Body: source },
-        partSize: PART_BYTES,
-        queueSize: 1,
-      });
-      await upload.done();
-    },
+    writePending: (name, source) =>
+      withStorageFailures(s3Failure, async () => {
+        const upload = new Upload({
+          client: s3,
+          params: { Bucket, Key: pendingKey(name), Body: source },
+          partSize: PART_BYTES,
+          queueSize: 1,
+        });
+        await upload.done();
+      }),
     async finalize(name) {
       const Key = pendingKey(name);
       try {

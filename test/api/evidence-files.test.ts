@@ -1,14 +1,18 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { describe, it, type TestContext } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 import pino from 'pino';
 import { multipartShapes } from '../fuzz/corpus.ts';
 import { type ApiFixture, startApiFixture } from '../helpers/api.ts';
 import { testDialect } from '../helpers/database.ts';
+import { failingWrites, writeError } from '../helpers/evidence-stores.ts';
 
 /** A one-page PDF: its second line is the binary comment real PDF writers put there. */
 const PDF = Buffer.concat([
@@ -29,11 +33,27 @@ const ELF = Buffer.concat([Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0]), Bu
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
-async function startWithDataDir(t: TestContext, env: Record<string, string> = {}) {
+async function startWithDataDir(
+  t: TestContext,
+  env: Record<string, string> = {},
+  options: Omit<Parameters<typeof startApiFixture>[1], 'env'> = {},
+) {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'svc-evidence-'));
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
-  const api = await startApiFixture(t, { env: { DATA_DIR: dataDir, ...env } });
+  const api = await startApiFixture(t, { ...options, env: { DATA_DIR: dataDir, ...env } });
   return { api, dataDir, storedFiles: () => filesUnder(path.join(dataDir, 'evidence')) };
+}
+
+/** A logger keeping every line it writes, parsed. */
+function capturingLogger(level: string) {
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).trim().split('\n')) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  return { logger: pino({ level }, sink), lines };
 }
 
 function filesUnder(directory: string): string[] {
@@ -250,19 +270,8 @@ describe(`evidence files on ${testDialect}`, () => {
   });
 
   it('are deleted with their file; one that cannot be removed is logged, not an error', async (t) => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(...String(chunk).trim().split('\n'));
-        done();
-      },
-    });
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'svc-evidence-'));
-    t.after(() => rmSync(dataDir, { recursive: true, force: true }));
-    const api = await startApiFixture(t, {
-      env: { DATA_DIR: dataDir },
-      logger: pino({ level: 'error' }, sink),
-    });
+    const { logger, lines } = capturingLogger('error');
+    const { api, dataDir } = await startWithDataDir(t, {}, { logger });
     const upload = async () =>
       (await api.call('POST', '/evidence', { form: form({ bytes: PNG, name: 'a.png' }) })).body;
     const [kept, stuck] = [await upload(), await upload()];
@@ -277,9 +286,7 @@ describe(`evidence files on ${testDialect}`, () => {
     writeFileSync(path.join(left, 'inside'), 'x');
     assert.equal((await api.call('DELETE', `/evidence/${stuck.id}`)).status, 204);
     assert.equal((await api.call('GET', `/evidence/${stuck.id}`)).status, 404);
-    const logged = lines
-      .map((line) => JSON.parse(line))
-      .find((e) => e.msg === 'evidence file could not be removed');
+    const logged = lines.find((e) => e.msg === 'evidence file could not be removed');
     assert.equal(logged?.file, `${api.org.workspaceId}/${path.basename(left)}`);
   });
 
@@ -307,6 +314,65 @@ describe(`evidence files on ${testDialect}`, () => {
       'a file where the directory should be',
     );
   });
+
+  it('answer 507 on a full disk and 503 on a failing one, logged once, keeping no record and no file', async (t) => {
+    const cases = [
+      { fault: 'ENOSPC', status: 507, code: 'insufficient_storage', failure: 'full', retryAfter: null },
+      { fault: 'EDQUOT', status: 507, code: 'insufficient_storage', failure: 'full', retryAfter: null },
+      { fault: 'EIO', status: 503, code: 'storage_unavailable', failure: 'unavailable', retryAfter: '30' },
+    ] as const;
+    for (const expected of cases) {
+      const { logger, lines } = capturingLogger('info');
+      const { api, storedFiles } = await startWithDataDir(
+        t,
+        {},
+        { logger, wrapEvidenceStore: failingWrites(() => writeError(expected.fault)) },
+      );
+      const upload = form({ bytes: Buffer.alloc(1024 * 1024, 'a'), name: 'export.csv' }, [['title', 'x']]);
+      const failed = await api.call('POST', '/evidence', { form: upload });
+      assert.deepEqual(
+        [failed.status, failed.body.code, failed.headers.get('retry-after')],
+        [expected.status, expected.code, expected.retryAfter],
+        expected.fault,
+      );
+      assert.match(failed.headers.get('content-type') ?? '', /^application\/problem\+json/);
+      const errors = lines.filter((line) => Number(line.level) >= 50);
+      assert.deepEqual(
+        errors.map((line) => [line.event, line.failure, line.backend, line.workspaceId, line.reqId]),
+        [['evidence.storage_failed', expected.failure, 'local', api.org.workspaceId, failed.body.request_id]],
+        `${expected.fault}: one error line`,
+      );
+      assert.deepEqual(storedFiles(), [], `${expected.fault}: no file, not even a .part`);
+      assert.deepEqual(await evidenceRows(api), []);
+    }
+  });
+
+  it('read the rest of an upload the store failed to take, so its connection serves the next request', async (t) => {
+    // Closed before the service, which waits for a connection still open.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    t.after(() => agent.destroy());
+    const { api } = await startWithDataDir(
+      t,
+      {},
+      { wrapEvidenceStore: failingWrites(() => writeError('ENOSPC')) },
+    );
+    const send = (method: string, apiPath: string, body?: Response) =>
+      new Promise<number>((answered, failed) => {
+        const headers: Record<string, string> = { authorization: `Bearer ${api.org.key}` };
+        const type = body?.headers.get('content-type');
+        if (type) headers['content-type'] = type;
+        const request = httpRequest(`${api.url}/api/v1${apiPath}`, { method, agent, headers }, (response) =>
+          response.resume().on('end', () => answered(response.statusCode ?? 0)),
+        );
+        request.on('error', failed);
+        if (body?.body) Readable.fromWeb(body.body as WebReadableStream).pipe(request);
+        else request.end();
+      });
+    const upload = new Response(form({ bytes: Buffer.alloc(4 * 1024 * 1024, 'a'), name: 'export.csv' }));
+    assert.equal(await send('POST', '/evidence', upload), 507);
+    const next = await Promise.race([send('GET', '/me'), delay(5000, 'stalled', { ref: false })]);
+    assert.equal(next, 200, 'the same connection answers the next request');
+  });
 });
 
 describe(`the evidence operation in the OpenAPI document on ${testDialect}`, () => {
@@ -328,5 +394,18 @@ describe(`the evidence operation in the OpenAPI document on ${testDialect}`, () 
     );
     const file = document.paths['/api/v1/evidence/{id}/file'].get.responses['200'];
     assert.deepEqual(Object.keys(file.content), ['application/octet-stream']);
+  });
+
+  it('declares the answers of a store that is full (507) or unavailable (503, with Retry-After)', async (t) => {
+    const api = await startApiFixture(t);
+    const document = (await api.call('GET', '/openapi.json', { key: null })).body;
+    const { responses } = document.paths['/api/v1/evidence'].post;
+    for (const status of ['503', '507'])
+      assert.equal(
+        responses[status]?.content['application/problem+json'].schema.$ref,
+        '#/components/schemas/Problem',
+        status,
+      );
+    assert.ok(responses['503'].headers['Retry-After'], '503: Retry-After');
   });
 });

@@ -29,6 +29,7 @@ export async function startTestRuntime(
     logger?: RuntimeOptions['logger'];
     webhooks?: RuntimeOptions['webhooks'];
     evidenceFailpoints?: RuntimeOptions['evidenceFailpoints'];
+    wrapEvidenceStore?: RuntimeOptions['wrapEvidenceStore'];
   } = {},
 ): Promise<TestRuntime> {
   const config: Config = loadConfig({
@@ -49,6 +50,7 @@ export async function startTestRuntime(
     logger: options.logger,
     webhooks: options.webhooks,
     evidenceFailpoints: options.evidenceFailpoints,
+    wrapEvidenceStore: options.wrapEvidenceStore,
   });
   t.after(async () => {
     await runtime.close();

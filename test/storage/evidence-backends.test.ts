@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { describe, it, type TestContext } from 'node:test';
+import { sql } from 'kysely';
 import type { EvidenceFailpointName } from '../../src/compliance/index.ts';
 import { PENDING_FILE_GRACE_MS, sweepEvidenceFiles } from '../../src/compliance/index.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -10,7 +11,14 @@ import { CHUNK_BYTES, type StoredObject } from '../../src/storage/index.ts';
 import { knownWorkspaceIds } from '../../src/workspace/index.ts';
 import { type ApiFixture, startApiFixture } from '../helpers/api.ts';
 import { createTestDatabase, testDialect } from '../helpers/database.ts';
-import { EVIDENCE_BACKENDS, type EvidenceBackend, evidenceEnv } from '../helpers/evidence-stores.ts';
+import {
+  EVIDENCE_BACKENDS,
+  type EvidenceBackend,
+  evidenceEnv,
+  failingS3Env,
+  failingWrites,
+  writeError,
+} from '../helpers/evidence-stores.ts';
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
@@ -64,6 +72,51 @@ async function start(t: TestContext, backend: EvidenceBackend, crashAt?: Evidenc
     env: await evidenceEnv(t, backend),
     evidenceFailpoints: crashAt ? crashOnceAt(crashAt) : undefined,
   });
+}
+
+/** The database has no room for another chunk: SQLite at its page limit, PostgreSQL's disk full. */
+async function fillDatabase(api: ApiFixture): Promise<void> {
+  const { db } = api.runtime.database;
+  if (testDialect === 'sqlite') {
+    // A limit below the database's size is raised to that size: not one page more.
+    await sql`pragma max_page_count = 1`.execute(db);
+    return;
+  }
+  await sql`create function fill_disk() returns trigger language plpgsql as $$
+    begin raise exception 'could not extend file: No space left on device' using errcode = 'disk_full'; end $$`.execute(
+    db,
+  );
+  await sql`create trigger fill_disk before insert on stored_file_chunks
+    for each row execute function fill_disk()`.execute(db);
+}
+
+/**
+ * A service whose store has no room (a disk filling up mid-file; the database full) or fails (S3
+ * answering 500), and what it then answers.
+ */
+async function startFailing(t: TestContext, backend: EvidenceBackend) {
+  switch (backend) {
+    case 'local': {
+      const env = await evidenceEnv(t, backend);
+      const wrapEvidenceStore = failingWrites(() => writeError('ENOSPC'));
+      return {
+        api: await startApiFixture(t, { env, wrapEvidenceStore }),
+        status: 507,
+        code: 'insufficient_storage',
+      };
+    }
+    case 'database': {
+      const api = await start(t, backend);
+      await fillDatabase(api);
+      return { api, status: 507, code: 'insufficient_storage' };
+    }
+    case 's3':
+      return {
+        api: await startApiFixture(t, { env: await failingS3Env(t) }),
+        status: 503,
+        code: 'storage_unavailable',
+      };
+  }
 }
 
 /** The sweep as the hourly job runs it, or with every pending file past its bound. */
@@ -134,6 +187,16 @@ for (const backend of EVIDENCE_BACKENDS) {
       assert.deepEqual([refused.status, refused.body.code], [403, 'plan_limit_reached']);
       assert.equal((await storedObjects(api)).length, 1, 'only the first file');
       assert.deepEqual(await sweep(api), { finalized: 0, removed: 0, unnamed: 0, foreign: 0 });
+    });
+
+    it('answer 507 when the store has no room and 503 when it fails, keeping no record and no file', async (t) => {
+      const { api, status, code } = await startFailing(t, backend);
+      const failed = await api.call('POST', '/evidence', { form: form(LARGE, 'soa.csv') });
+      assert.deepEqual([failed.status, failed.body.code], [status, code], JSON.stringify(failed.body));
+      assert.equal(failed.headers.get('retry-after'), status === 503 ? '30' : null);
+      assert.deepEqual(await api.runtime.database.db.selectFrom('evidence').selectAll().execute(), []);
+      // The failing S3 endpoint keeps nothing; the others are listed.
+      if (backend !== 's3') assert.deepEqual(await storedObjects(api), []);
     });
 
     it('leave no file without its record after a crash between the file and the record', async (t) => {

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { Multipart } from '@fastify/multipart';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -22,18 +23,23 @@ import {
   sendProblem,
 } from '../../http/problem.ts';
 import { compiledSchema, validationIssues } from '../../http/validation.ts';
-import type { FileStore } from '../../storage/index.ts';
+import { type FileStore, type FileStoreKind, StorageFailure } from '../../storage/index.ts';
 import { auditSourceOf, workspaceOf } from '../auth.ts';
 import { sendComplianceError } from '../errors.ts';
 
 const FILE_FIELD = 'file';
 const checkFields = compiledSchema(EvidenceUploadFields);
 
+/** How long a client waits before trying a store that failed for now (a database or S3 restarting). */
+const STORAGE_RETRY_AFTER_SECONDS = 30;
+
 interface ReceivedForm {
   /** The values of each text field, in the order they came. */
   fields: Map<string, unknown[]>;
   staged?: StagedFile;
   refusal?: UploadRefusal;
+  /** The store could not take the file (full, or unavailable for now); nothing of it was kept. */
+  storageFailure?: StorageFailure;
   /** Names of file parts other than `file`; their bytes were read and dropped. */
   strayFiles: string[];
   /** Why the multipart parser could not read the body to its end, when it could not. */
@@ -52,6 +58,10 @@ export async function uploadEvidence(
 ): Promise<FastifyReply> {
   const workspaceId = workspaceOf(request);
   const form = await receiveForm(request, deps.store, workspaceId);
+  if (form.storageFailure) {
+    const failure = storageFailed(request, form.storageFailure, deps.store.kind, workspaceId);
+    return sendServiceError(request, reply, PROBLEM_ERRORS, failure);
+  }
   if (form.unreadable)
     return sendServiceError(request, reply, PROBLEM_ERRORS, unreadableForm(form.unreadable));
   if (form.refusal) return sendProblem(reply, refusalProblem(request, form.refusal, maxBytes));
@@ -96,13 +106,19 @@ async function receiveForm(
       form.fields.set(part.fieldname, [...(form.fields.get(part.fieldname) ?? []), part.value]);
     } else if (part.fieldname !== FILE_FIELD) {
       form.strayFiles.push(part.fieldname);
-      await finished(part.file.resume()).catch((error: Error) => {
-        form.unreadable = error;
-      });
+      await drain(part.file, form);
     } else {
-      const staged = await stageUpload(store, workspaceId, part.file, part.filename);
-      if (staged.ok) form.staged = staged.value;
-      else form.refusal = staged.error;
+      try {
+        const staged = await stageUpload(store, workspaceId, part.file, part.filename);
+        if (staged.ok) form.staged = staged.value;
+        else form.refusal = staged.error;
+      } catch (error) {
+        // The rest of the file is read and dropped, so the client hears the answer and can send
+        // another request on the connection.
+        await drain(part.file, form);
+        if (!(error instanceof StorageFailure)) throw error;
+        form.storageFailure = error;
+      }
     }
     if (form.unreadable || form.refusal?.code === 'incomplete_upload') break;
   }
@@ -111,6 +127,13 @@ async function receiveForm(
     form.staged = undefined;
   }
   return form;
+}
+
+/** Reads a file part to its end, dropping its bytes. */
+async function drain(file: Readable, form: ReceivedForm): Promise<void> {
+  await finished(file.resume()).catch((error: Error) => {
+    form.unreadable = error;
+  });
 }
 
 /** `control_ids` may be repeated and comma-separated; any other field is one value. */
@@ -127,6 +150,25 @@ function formFields(values: Map<string, unknown[]>): Record<string, unknown> {
 /** The parser's limits keep their own answers (413); anything else it refused is a malformed body. */
 function unreadableForm(error: FastifyError | Error): ServiceError {
   return ('code' in error && frameworkError(error as FastifyError)) || { code: 'invalid_multipart' };
+}
+
+/**
+ * A store that is full or failing, logged once at error level (the operator hears of a full disk
+ * from nothing else) and answered as our failure, which the client may retry, never as its own.
+ */
+function storageFailed(
+  request: FastifyRequest,
+  failure: StorageFailure,
+  backend: FileStoreKind,
+  workspaceId: string,
+): ServiceError {
+  request.log.error(
+    { event: 'evidence.storage_failed', failure: failure.kind, backend, workspaceId, err: failure.cause },
+    'evidence file could not be stored',
+  );
+  return failure.kind === 'full'
+    ? { code: 'insufficient_storage' }
+    : { code: 'storage_unavailable', retryAfterSeconds: STORAGE_RETRY_AFTER_SECONDS };
 }
 
 function refusalProblem(request: FastifyRequest, refusal: UploadRefusal, maxBytes: number): Problem {

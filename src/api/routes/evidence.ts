@@ -87,10 +87,12 @@ export function evidenceRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCata
           '`title` (default: the file name) and `control_ids` (repeat the field, or separate ids ' +
           `with commas). Its type is detected from its bytes; accepted: ${ACCEPTED_FILE_TYPES.join(', ')}. ` +
           `Larger than ${deps.config.api.evidenceMaxBytes} bytes: 413. Another type: 415. Beyond the ` +
-          "plan's evidence storage: 403 `plan_limit_reached`.",
+          "plan's evidence storage: 403 `plan_limit_reached`. A file the service cannot store, for " +
+          'want of room: 507 `insufficient_storage`; for a failure that may pass: 503 ' +
+          '`storage_unavailable` with `Retry-After`. Neither keeps anything: send the file again.',
         tags,
         body: { content: { 'application/json': { schema: CreateEvidenceLinkBody } } },
-        response: responses({ 201: Evidence }, [403, 404, 413, 415]),
+        response: responses({ 201: Evidence }, [403, 404, 413, 415, 503, 507]),
       },
     },
     async (request, reply) => {

@@ -122,6 +122,10 @@ export const ACP_ERRORS: ErrorSurface = {
       acpError(status, 'rate_limited', 'Too many requests; retry after the time in Retry-After.'),
     internal_error: (_, { status }) =>
       acpError(status, 'internal_error', 'Something went wrong on our side.'),
+    insufficient_storage: (_, { status }) =>
+      acpError(status, 'insufficient_storage', 'There is no room to store this; try again later.'),
+    storage_unavailable: (_, { status }) =>
+      acpError(status, 'storage_unavailable', 'Storage is unavailable for now; retry after Retry-After.'),
   },
 };
 

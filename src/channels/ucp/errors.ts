@@ -107,6 +107,14 @@ export const UCP_ERRORS: ErrorSurface = {
       ),
     internal_error: (_, { status }) =>
       failure(status, 'internal_error', 'Something went wrong on our side; retry later.'),
+    insufficient_storage: (_, { status }) =>
+      failure(status, 'insufficient_storage', 'There is no room to store this; try again later.'),
+    storage_unavailable: ({ retryAfterSeconds }, { status }) =>
+      failure(
+        status,
+        'storage_unavailable',
+        `Storage is unavailable for now; retry in ${retryAfterSeconds} s.`,
+      ),
   },
 };
 
