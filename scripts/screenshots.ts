@@ -215,10 +215,67 @@ try {
     url: 'https://wiki.acme.example/restore-test-2026-q1',
     control_ids: [controls[0]?.id],
   });
+  const grace = await api('POST', '/people', { email: 'grace@acme.example', name: 'Grace Hopper' });
+  const accessControl = controls[14];
+  const task = await api('POST', '/tasks', {
+    title: 'Run the quarterly access review',
+    description: 'Check admin and production access against the leavers list.',
+    due_date: '2026-03-20',
+    assignee_id: grace.id,
+    control_id: accessControl?.id,
+  });
+  await api('PATCH', `/tasks/${task.id}`, { due_date: '2026-03-13' });
+  await api('POST', '/tasks', { title: 'Collect the signed NDAs', due_date: '2026-02-20' });
+  const risk = await api('POST', '/risks', {
+    title: 'Former staff keep access to production',
+    description: 'Offboarding depends on a manual checklist.',
+    likelihood: 4,
+    impact: 5,
+    owner_id: owner.id,
+    treatment: 'mitigate',
+    treatment_plan: 'Automate deprovisioning from the HR system; review access monthly.',
+    residual_likelihood: 2,
+    residual_impact: 3,
+    due_date: '2026-04-30',
+    control_ids: [accessControl?.id],
+  });
+  await api('POST', '/vendors', {
+    name: 'Northwind Cloud',
+    website: 'https://northwind.example',
+    risk_level: 'high',
+    status: 'active',
+    owner_id: owner.id,
+    next_review_date: '2026-02-28',
+  });
+  const policy = await api('POST', '/policies', {
+    key: 'access-control',
+    title: 'Access control policy',
+    summary: 'Who may reach which systems, and how that is granted, reviewed and removed.',
+    body: '## Purpose\n\nAccess is granted on **least privilege** and reviewed every quarter.\n\n## Rules\n\n- Every account belongs to a named person.\n- Admin access needs a second factor.\n- Leavers lose access on their last day.',
+  });
+  await api('POST', `/policies/${policy.id}/approve`, {});
   await page.goto(workspaceUrl);
   await shoot(page, 'glance');
   await page.goto(`${workspaceUrl}/controls?theme=people`);
   await shoot(page, 'controls');
+  for (const [name, url] of [
+    ['tasks', '/tasks'],
+    ['task', `/tasks/${task.id}`],
+    ['risks', '/risks'],
+    ['risk', `/risks/${risk.id}`],
+    ['vendors', '/vendors'],
+    ['people', '/people'],
+    ['policy', `/policies/${policy.id}`],
+  ] as const) {
+    await page.goto(`${workspaceUrl}${url}`);
+    await shoot(page, name);
+  }
+  await page.goto(`${workspaceUrl}/people/import`);
+  await page.getByLabel('Or paste the rows').fill(
+    'email,name,title\nada@acme.example,Ada Lovelace,CISO\nlin@acme.example,Lin Wei,Engineer\nnot-an-address,Nobody,',
+  );
+  await page.getByRole('button', { name: 'Preview the import' }).click();
+  await shoot(page, 'people-import');
   await page.goto(`${workspaceUrl}/billing`);
   await shoot(page, 'billing');
 
