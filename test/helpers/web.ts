@@ -261,7 +261,7 @@ export interface SignedInOwner {
 
 export async function signedInOwner(
   t: TestContext,
-  options: { listen?: boolean } = {},
+  options: { listen?: boolean; env?: Record<string, string> } = {},
 ): Promise<SignedInOwner> {
   const fixture = await startAppFixture(t, options);
   const { workspaceId, invitationPath } = await fixture.provision({ email: 'owner@example.com' });

@@ -16,7 +16,15 @@ import {
 } from '../../compliance/index.ts';
 import { canManageWorkspace } from '../../workspace/index.ts';
 import { userSourceOf } from '../audit.ts';
-import { allControls, allPeople, type Choice, controlChoices, personChoices } from '../choices.ts';
+import {
+  allControls,
+  allPeople,
+  type Choice,
+  type ControlGroup,
+  controlChoices,
+  controlGroups,
+  personChoices,
+} from '../choices.ts';
 import { type FieldError, schemaErrors } from '../form-errors.ts';
 import { isIdInput } from '../forms.ts';
 import { heatMap, IMPACT_LABELS, RATING_LABELS } from '../glance.ts';
@@ -32,8 +40,6 @@ import {
 } from '../list-page.ts';
 import { sendNotFound, sendView } from '../render.ts';
 import {
-  type ControlGroup,
-  controlGroups,
   EMPTY_RISK_FORM,
   RISK_FIELD_ERRORS,
   RISK_FILTERS,
