@@ -78,7 +78,8 @@ const EXPORT_PAGE_SIZE = 500;
 function fieldSchema(field: ListFilterField): TSchema {
   switch (field.kind) {
     case 'search':
-      return Type.String({ maxLength: SEARCH_MAX });
+      // Storable text only: PostgreSQL refuses a NUL in a query's parameters.
+      return Type.String({ maxLength: SEARCH_MAX, pattern: STORABLE_TEXT });
     case 'date':
       return Type.Union([Type.Literal(''), CalendarDate]);
     case 'select':

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { evidenceBytesStored, listEvidence } from '../../src/compliance/index.ts';
+import { multipartShapes } from '../fuzz/corpus.ts';
 import { testDialect } from '../helpers/database.ts';
 import { type SignedInOwner, signedInOwner } from '../helpers/web.ts';
 
@@ -149,6 +150,25 @@ describe(`the Evidence pages on ${testDialect}`, () => {
 
     assert.equal(await evidenceBytesStored(db, owner.workspaceId), 0);
     assert.equal((await owner.api('GET', '/evidence?retired=all')).body.data.length, 0);
+
+    // Hostile bodies, as they come and behind a valid token: a page, never a 500.
+    const token = `--fuzzBoundary7MA4YWxk\r\nContent-Disposition: form-data; name="_csrf"\r\n\r\n${client.csrfToken()}\r\n`;
+    for (const shape of multipartShapes()) {
+      for (const body of [shape.body, Buffer.concat([Buffer.from(token), shape.body])]) {
+        const answer = await fixture.runtime.app.inject({
+          method: 'POST',
+          url: `${page}/evidence/files`,
+          headers: {
+            accept: 'text/html',
+            'content-type': shape.contentType,
+            origin: new URL(fixture.baseUrl).origin,
+            cookie: [...client.cookies].map(([name, value]) => `${name}=${value}`).join('; '),
+          },
+          payload: body,
+        });
+        assert.ok(answer.statusCode < 500, `${shape.name}: ${answer.statusCode}`);
+      }
+    }
   });
 
   it('answers the plan storage limit as a form error with the 403 of the API, naming what was kept', async (t) => {
