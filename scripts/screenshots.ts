@@ -271,9 +271,11 @@ try {
     await shoot(page, name);
   }
   await page.goto(`${workspaceUrl}/people/import`);
-  await page.getByLabel('Or paste the rows').fill(
-    'email,name,title\nada@acme.example,Ada Lovelace,CISO\nlin@acme.example,Lin Wei,Engineer\nnot-an-address,Nobody,',
-  );
+  await page
+    .getByLabel('Or paste the rows')
+    .fill(
+      'email,name,title\nada@acme.example,Ada Lovelace,CISO\nlin@acme.example,Lin Wei,Engineer\nnot-an-address,Nobody,',
+    );
   await page.getByRole('button', { name: 'Preview the import' }).click();
   await shoot(page, 'people-import');
   await page.goto(`${workspaceUrl}/billing`);

@@ -70,6 +70,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     webhookTargets: deps.webhookTargets,
     billing: deps.billing,
     orderLinks: deps.checkout.purchases.orderLinks,
+    evidence: deps.evidence,
   };
   const pages = pagesBeforeRouting(webDeps);
   const app = Fastify({

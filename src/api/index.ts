@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { PLAN_ENTITLEMENTS, type PlanId } from '../catalog/index.ts';
+import { evidenceUploadLimits } from '../compliance/index.ts';
 import { sendServiceError } from '../http/errors.ts';
 import { PROBLEM_ERRORS, ProblemSchema } from '../http/problem.ts';
 import { type RateLimiter, type RateLimitVerdict, setRateLimitHeaders } from '../http/rate-limit.ts';
@@ -67,13 +68,7 @@ const MODULES: readonly ((app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog) 
 /** The workspace REST API: every route but the document itself needs an API key of one workspace. */
 export async function apiV1(scope: FastifyInstance, deps: ApiDeps): Promise<void> {
   await scope.register(fastifyMultipart, {
-    limits: {
-      fileSize: deps.config.api.evidenceMaxBytes,
-      files: 1,
-      fields: 20,
-      fieldSize: 64 * 1024,
-      parts: 25,
-    },
+    limits: evidenceUploadLimits(deps.config.api.evidenceMaxBytes, 1),
   });
   const routes = collectRoutes(scope);
   applyLimitsAndAuthentication(scope, deps);

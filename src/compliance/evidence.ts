@@ -7,7 +7,7 @@ import { inTransaction } from '../db/transaction.ts';
 import { newId } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
 import { epochMsOf, isoOrNull } from '../shared/wire.ts';
-import type { EvidenceTable } from './compliance.table.ts';
+import type { EvidenceKind, EvidenceTable } from './compliance.table.ts';
 import { type StagedFile, storedFileName } from './evidence-files.ts';
 import {
   type CreateEvidenceLinkBody,
@@ -23,6 +23,7 @@ import {
 import {
   type ComplianceError,
   changedKeys,
+  containsText,
   fieldChanges,
   findWorkspaceRow,
   lockWorkspaceRow,
@@ -56,13 +57,19 @@ async function withControls(
 }
 
 /**
+ * The API's filters, and the app's: a search of the title, link and file name, and the kind. The
+ * app's filters are not part of the REST API's query.
+ */
+export type EvidenceListFilter = EvidenceFilter & { q?: string; kind?: EvidenceKind };
+
+/**
  * Newest first; with `control_id`, from the links table's own newest-first index. Retired evidence
  * is left out unless `retired` asks for it.
  */
 export async function listEvidence(
   deps: Pick<EvidenceDeps, 'db' | 'downloadUrl'>,
   workspaceId: string,
-  filter: EvidenceFilter,
+  filter: EvidenceListFilter,
   page: PageRequest,
 ): Promise<Page<Evidence>> {
   // Every creation time is after 0, so no `since` is the same bound as the beginning of time.
@@ -80,7 +87,13 @@ export async function listEvidence(
           .where('evidence.workspace_id', '=', workspaceId)
           .where('evidence_controls.created_at', '>=', since)
           .$if(retired === 'false', (query) => query.where('evidence.retired_at', 'is', null))
-          .$if(retired === 'true', (query) => query.where('evidence.retired_at', 'is not', null)),
+          .$if(retired === 'true', (query) => query.where('evidence.retired_at', 'is not', null))
+          .$if(filter.kind !== undefined, (query) => query.where('evidence.kind', '=', filter.kind ?? 'link'))
+          .$if(filter.q !== undefined, (query) =>
+            query.where(
+              containsText(['evidence.title', 'evidence.url', 'evidence.file_name'], filter.q ?? ''),
+            ),
+          ),
         {
           direction: 'desc',
           columns: [
@@ -97,7 +110,11 @@ export async function listEvidence(
           .where('workspace_id', '=', workspaceId)
           .where('created_at', '>=', since)
           .$if(retired === 'false', (query) => query.where('retired_at', 'is', null))
-          .$if(retired === 'true', (query) => query.where('retired_at', 'is not', null)),
+          .$if(retired === 'true', (query) => query.where('retired_at', 'is not', null))
+          .$if(filter.kind !== undefined, (query) => query.where('kind', '=', filter.kind ?? 'link'))
+          .$if(filter.q !== undefined, (query) =>
+            query.where(containsText(['title', 'url', 'file_name'], filter.q ?? '')),
+          ),
         {
           direction: 'desc',
           columns: [
@@ -179,12 +196,18 @@ async function storageRefusal(
     .returning('plan')
     .executeTakeFirst();
   if (!workspace) return undefined;
-  const { stored } = await trx
+  const stored = await evidenceBytesStored(trx, workspaceId);
+  return checkEntitlement(workspace.plan, 'evidence_storage_bytes', stored, adding);
+}
+
+/** The bytes of the workspace's evidence files, retired ones included: what its plan's storage holds. */
+export async function evidenceBytesStored(db: Db, workspaceId: string): Promise<number> {
+  const { stored } = await db
     .selectFrom('evidence')
     .select((eb) => eb.fn.sum<number | string | null>('file_size').as('stored'))
     .where('workspace_id', '=', workspaceId)
     .executeTakeFirstOrThrow();
-  return checkEntitlement(workspace.plan, 'evidence_storage_bytes', Number(stored ?? 0), adding);
+  return Number(stored ?? 0);
 }
 
 async function insertEvidence(

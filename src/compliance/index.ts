@@ -28,6 +28,8 @@ export {
   createFileEvidence,
   createLinkEvidence,
   deleteEvidence,
+  type EvidenceListFilter,
+  evidenceBytesStored,
   getEvidence,
   listEvidence,
   openEvidenceFile,
@@ -41,6 +43,15 @@ export {
   stageUpload,
   type UploadRefusal,
 } from './evidence-files.ts';
+export {
+  EVIDENCE_FILE_FIELD,
+  type EvidenceFormPart,
+  evidenceFormFields,
+  evidenceUploadLimits,
+  type ReceivedEvidenceForm,
+  receiveEvidenceForm,
+  storageFailureError,
+} from './evidence-form.ts';
 export {
   CreateEvidenceLinkBody,
   Evidence,

@@ -1,6 +1,13 @@
-import { type Control, listControls, listPeople, type Person } from '../compliance/index.ts';
+import {
+  type Control,
+  type ControlTheme,
+  listControls,
+  listPeople,
+  type Person,
+} from '../compliance/index.ts';
 import type { Position } from '../db/keyset.ts';
 import type { WebDeps } from './context.ts';
+import { THEME_LABELS } from './glance.ts';
 
 const PAGE = 200;
 
@@ -45,4 +52,20 @@ export function personChoices(people: Person[]): Choice[] {
 
 export function controlChoices(controls: Control[]): Choice[] {
   return controls.map((control) => ({ value: control.id, label: `${control.reference} ${control.title}` }));
+}
+
+/** The Annex A controls of one theme, as a group of checkboxes. */
+export interface ControlGroup {
+  theme: ControlTheme;
+  label: string;
+  controls: Choice[];
+}
+
+/** The controls by theme, in Annex A order within each. */
+export function controlGroups(controls: Control[]): ControlGroup[] {
+  return (Object.keys(THEME_LABELS) as ControlTheme[]).map((theme) => ({
+    theme,
+    label: THEME_LABELS[theme],
+    controls: controlChoices(controls.filter((control) => control.theme === theme)),
+  }));
 }

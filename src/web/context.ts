@@ -1,3 +1,4 @@
+import type { EvidenceStorage } from '../api/index.ts';
 import type { BillingDeps } from '../billing/index.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/schema.ts';
@@ -15,6 +16,8 @@ export interface WebDeps {
   billing: BillingDeps;
   /** Opens the order pages whose links the checkouts publish. */
   orderLinks: OrderLinks;
+  /** Where evidence files live: the store the REST API uploads to and downloads from. */
+  evidence: EvidenceStorage;
 }
 
 /** Local development runs on plain http; everywhere else cookies are Secure and `__Host-` prefixed. */

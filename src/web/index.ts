@@ -9,6 +9,7 @@ import { accountLinkRoutes } from './routes/account-links.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { billingRoutes } from './routes/billing.ts';
 import { controlRoutes } from './routes/controls.ts';
+import { evidenceRoutes } from './routes/evidence.ts';
 import { integrationRoutes } from './routes/integrations.ts';
 import { invitationRoutes } from './routes/invitations.ts';
 import { memberRoutes } from './routes/members.ts';
@@ -78,6 +79,7 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
     workspaceOverviewRoutes,
     controlRoutes,
     taskRoutes,
+    evidenceRoutes,
     riskRoutes,
     vendorRoutes,
     peopleRoutes,

@@ -5,6 +5,7 @@ import { decodeCursor, encodeCursor } from '../api/index.ts';
 import { everyPage, type Page, type PageRequest, PositionMismatchError } from '../db/keyset.ts';
 import { csvLine } from '../shared/csv.ts';
 import { STORABLE_TEXT } from '../shared/text.ts';
+import { CalendarDate } from '../shared/wire.ts';
 import { sendPage } from './render.ts';
 
 /** A filter of a list page, read from the query string; an empty value is no filter. */
@@ -77,9 +78,10 @@ const EXPORT_PAGE_SIZE = 500;
 function fieldSchema(field: ListFilterField): TSchema {
   switch (field.kind) {
     case 'search':
-      return Type.String({ maxLength: SEARCH_MAX });
+      // Storable text only: PostgreSQL refuses a NUL in a query's parameters.
+      return Type.String({ maxLength: SEARCH_MAX, pattern: STORABLE_TEXT });
     case 'date':
-      return Type.String({ pattern: '^(\\d{4}-\\d{2}-\\d{2})?$' });
+      return Type.Union([Type.Literal(''), CalendarDate]);
     case 'select':
       return Type.Union([Type.Literal(''), ...field.options.map((option) => Type.Literal(option.value))]);
     case 'record':

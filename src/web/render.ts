@@ -66,6 +66,7 @@ export const ASSET_FILES: ReadonlyMap<string, Asset> = new Map([
   ['app.js', loadAsset('app.js', 'text/javascript; charset=utf-8')],
   ['icon.svg', loadAsset('icon.svg', 'image/svg+xml')],
   ['passkeys.js', loadAsset('passkeys.js', 'text/javascript; charset=utf-8')],
+  ['upload-progress.js', loadAsset('upload-progress.js', 'text/javascript; charset=utf-8')],
   [
     'simplewebauthn-browser.js',
     loadAsset('simplewebauthn-browser.js', 'text/javascript; charset=utf-8', WEBAUTHN_BROWSER_BUNDLE),

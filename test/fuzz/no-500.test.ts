@@ -559,6 +559,7 @@ describe(`hostile input to the workspace pages, signed in, on ${testDialect}`, (
       '/tasks/new',
       `/tasks/${made.task.id}`,
       '/evidence',
+      '/evidence/new',
       `/evidence/${made.evidence.id}`,
       '/risks',
       '/risks/new',

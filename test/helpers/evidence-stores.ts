@@ -73,17 +73,18 @@ export function writeError(name: keyof typeof SYSTEM_ERRORS): NodeJS.ErrnoExcept
 }
 
 /**
- * The store, with each write failing with `error()` after its first piece of the file, as a disk
- * that fills up mid-file: the real store writes the first bytes, meets the error, and cleans up.
+ * The store, with each write failing with `error()` after its first piece of the file (or after
+ * `piecesWritten`), as a disk that fills up mid-file: the real store writes the first bytes, meets
+ * the error, and cleans up. An upload through `inject` arrives as one piece: fail it at once.
  */
-export function failingWrites(error: () => Error): (store: FileStore) => FileStore {
+export function failingWrites(error: () => Error, piecesWritten = 1): (store: FileStore) => FileStore {
   return (store) => ({
     ...store,
     writePending(name, source) {
       let pieces = 0;
       const fillingUp = new Transform({
         transform(piece: Buffer, _encoding, done) {
-          done(pieces++ > 0 ? error() : null, piece);
+          done(pieces++ >= piecesWritten ? error() : null, piece);
         },
       });
       // Like a store's own pipeline, the failure destroys the stream the store was given.

@@ -6,6 +6,7 @@ import { createApiKey } from '../../src/api/index.ts';
 import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
 import { inTransaction } from '../../src/db/transaction.ts';
 import type { MailTransport, OutgoingMail } from '../../src/mail/index.ts';
+import type { RuntimeOptions } from '../../src/runtime.ts';
 import { provisionWorkspace } from '../../src/workspace/index.ts';
 import { completeBody, createBody, expectSession, httpClient } from '../channels/acp-client.ts';
 import { type PurchaseFixture, startPurchaseFixture } from './purchase.ts';
@@ -186,7 +187,11 @@ export interface AppFixture {
  */
 export async function startAppFixture(
   t: TestContext,
-  options: { env?: Record<string, string>; listen?: boolean } = {},
+  options: {
+    env?: Record<string, string>;
+    listen?: boolean;
+    wrapEvidenceStore?: RuntimeOptions['wrapEvidenceStore'];
+  } = {},
 ): Promise<AppFixture> {
   const port = options.listen ? await freePort() : undefined;
   const env = { ...(port ? { BASE_URL: `http://127.0.0.1:${port}` } : {}), ...options.env };
@@ -199,7 +204,11 @@ export async function startAppFixture(
     },
     close() {},
   };
-  const runtime = await startTestRuntime(t, { mailTransport, env });
+  const runtime = await startTestRuntime(t, {
+    mailTransport,
+    env,
+    wrapEvidenceStore: options.wrapEvidenceStore,
+  });
   if (port) await runtime.app.listen({ port, host: '127.0.0.1' });
   async function latestInvitationPath(email: string): Promise<string> {
     await runtime.jobs.drain();
@@ -261,7 +270,7 @@ export interface SignedInOwner {
 
 export async function signedInOwner(
   t: TestContext,
-  options: { listen?: boolean } = {},
+  options: Parameters<typeof startAppFixture>[1] = {},
 ): Promise<SignedInOwner> {
   const fixture = await startAppFixture(t, options);
   const { workspaceId, invitationPath } = await fixture.provision({ email: 'owner@example.com' });

@@ -17,6 +17,7 @@ import {
   UpdateEvidenceBody,
   updateEvidence,
 } from '../../compliance/index.ts';
+import { attachment, DOWNLOAD_HEADERS } from '../../http/download.ts';
 import { problem, sendProblem } from '../../http/problem.ts';
 import { auditSourceOf, workspaceOf } from '../auth.ts';
 import type { SchemaCatalog } from '../catalog.ts';
@@ -33,13 +34,6 @@ const FileBytes = Type.Unsafe<unknown>({
   contentMediaType: 'application/octet-stream',
   description: 'The bytes, served as `file.content_type`, always as an attachment.',
 });
-
-/** Downloads never render in a browser: attachment, no sniffing, and a sandbox if opened anyway. */
-const DOWNLOAD_HEADERS = {
-  'content-security-policy': "default-src 'none'; sandbox; frame-ancestors 'none'",
-  'x-content-type-options': 'nosniff',
-  'cache-control': 'private, no-store',
-};
 
 export function evidenceRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog): void {
   catalog.name({ Evidence, EvidenceFile, CreateEvidenceLinkBody, EvidenceUploadForm, UpdateEvidenceBody });
@@ -240,14 +234,4 @@ export function evidenceRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCata
       return reply.code(204).send(null);
     },
   );
-}
-
-/** `attachment` with an ASCII fallback name and the exact name in RFC 8187 encoding. */
-function attachment(name: string): string {
-  const fallback = name.replace(/[^\x20-\x7e]|["\\%]/g, '_');
-  const exact = encodeURIComponent(name).replace(
-    /['()*]/g,
-    (character) => `%${character.charCodeAt(0).toString(16).toUpperCase()}`,
-  );
-  return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`;
 }

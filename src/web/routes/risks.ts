@@ -15,7 +15,15 @@ import {
   updateRisk,
 } from '../../compliance/index.ts';
 import { canManageWorkspace } from '../../workspace/index.ts';
-import { allControls, allPeople, type Choice, controlChoices, personChoices } from '../choices.ts';
+import {
+  allControls,
+  allPeople,
+  type Choice,
+  type ControlGroup,
+  controlChoices,
+  controlGroups,
+  personChoices,
+} from '../choices.ts';
 import type { FieldError } from '../form-errors.ts';
 import { heatMap, IMPACT_LABELS, RATING_LABELS } from '../glance.ts';
 import { recordHistory } from '../history.ts';
@@ -31,8 +39,6 @@ import {
 import { registerRecordPages } from '../record-pages.ts';
 import { sendView } from '../render.ts';
 import {
-  type ControlGroup,
-  controlGroups,
   EMPTY_RISK_FORM,
   RISK_FIELD_ERRORS,
   RISK_FILTERS,

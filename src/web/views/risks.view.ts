@@ -1,6 +1,4 @@
 import {
-  type Control,
-  type ControlTheme,
   type Risk,
   type RiskSeverity,
   type RiskStatus,
@@ -8,9 +6,9 @@ import {
   severityOf,
 } from '../../compliance/index.ts';
 import type { Workspace } from '../../workspace/index.ts';
-import type { Choice } from '../choices.ts';
+import type { Choice, ControlGroup } from '../choices.ts';
 import type { FieldError } from '../form-errors.ts';
-import { type HeatCell, IMPACT_LABELS, RATING_LABELS, THEME_LABELS } from '../glance.ts';
+import { type HeatCell, IMPACT_LABELS, RATING_LABELS } from '../glance.ts';
 import type { HistoryEntry } from '../history.ts';
 import type { ListFilterField, ListView } from '../list-page.ts';
 
@@ -118,13 +116,6 @@ export const EMPTY_RISK_FORM: RiskForm = {
   control_ids: [],
 };
 
-/** The Annex A controls of one theme, as a group of checkboxes. */
-export interface ControlGroup {
-  theme: ControlTheme;
-  label: string;
-  controls: Choice[];
-}
-
 interface RiskPage {
   workspace: Workspace;
   canManage: boolean;
@@ -176,17 +167,6 @@ export const RISK_FORM_CHOICES = {
 };
 
 export const RISK_LABELS = { treatmentLabels: TREATMENT_LABELS, severityLabels: SEVERITY_LABELS };
-
-/** The controls by theme, in Annex A order within each. */
-export function controlGroups(controls: Control[]): ControlGroup[] {
-  return (Object.keys(THEME_LABELS) as ControlTheme[]).map((theme) => ({
-    theme,
-    label: THEME_LABELS[theme],
-    controls: controls
-      .filter((control) => control.theme === theme)
-      .map((control) => ({ value: control.id, label: `${control.reference} ${control.title}` })),
-  }));
-}
 
 /** Names for a risk's owner and controls, from the choices a page read anyway. */
 export function riskRows(risks: Risk[], people: Choice[], controls: Choice[]): RiskRow[] {
