@@ -9,6 +9,9 @@ import { testDialect } from '../helpers/database.ts';
 import { type AppFixture, startAppFixture } from '../helpers/web.ts';
 
 const PASSWORD = 'correct horse battery staple';
+const PDF = Buffer.from(
+  '%PDF-1.4\n1 0 obj\n<< /Type /Catalog >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n',
+);
 const PEOPLE_CSV = [
   'email,name,title',
   'ada@example.com,Ada Lovelace,CISO',
@@ -100,6 +103,30 @@ describe(`the readiness walk on ${testDialect}`, () => {
     }
     await checkPage(page, 'controls');
 
+    // Two exclusions, each with its justification, on the controls' own pages.
+    for (const reference of ['A.7.1', 'A.7.2']) {
+      await page.goto(`${ws}/controls/${reference}`);
+      await page.locator('#status').selectOption('not_applicable');
+      await page.getByLabel('Justification of applicability').fill('Fully remote: no premises of our own.');
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      await page.getByText('Control updated.').waitFor();
+    }
+    await checkPage(page, 'control');
+
+    // Evidence: a file uploaded and linked to A.5.1 at upload.
+    await page.goto(`${ws}/evidence/new`);
+    await page.locator('#file').setInputFiles({
+      name: 'information-security-policy.pdf',
+      mimeType: 'application/pdf',
+      buffer: PDF,
+    });
+    const files = page.locator('fieldset', { hasText: 'Controls the files show' });
+    await files.locator('summary', { hasText: 'Organizational' }).click();
+    await files.getByLabel('A.5.1 Policies for information security').check();
+    await page.getByRole('button', { name: 'Upload files' }).click();
+    await page.getByText('Files added.').waitFor();
+    await checkPage(page, 'evidence');
+
     // A task: opened, then completed.
     await page.goto(`${ws}/tasks/new`);
     await page.getByLabel('Title').fill('Write the access control policy');
@@ -154,7 +181,10 @@ describe(`the readiness walk on ${testDialect}`, () => {
     assert.match(await page.locator('main').innerText(), /mia@example\.com/);
 
     const after = await readinessFigure(page, ws);
-    assert.match(after, /^2\.2% of applicable controls implemented: 2 of 93/);
+    assert.match(
+      after,
+      /^2\.2% of applicable controls implemented: 2 of 91 \(2 of 93 marked not applicable\)/,
+    );
     await checkPage(page, 'overview after');
     assert.deepEqual(consoleErrors, []);
 
@@ -175,7 +205,9 @@ describe(`the readiness walk on ${testDialect}`, () => {
           authorization: `Bearer ${created.value.key}`,
           ...(body === undefined ? {} : { 'content-type': contentType }),
         },
-        ...(body === undefined ? {} : { payload: typeof body === 'string' ? body : JSON.stringify(body) }),
+        ...(body === undefined
+          ? {}
+          : { payload: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body) }),
       });
       assert.ok(response.statusCode < 300, `${method} ${url}: ${response.statusCode} ${response.body}`);
       return response.body ? JSON.parse(response.body) : undefined;
@@ -188,6 +220,24 @@ describe(`the readiness walk on ${testDialect}`, () => {
       const control = (await api('GET', `/controls?q=${reference}`)).data[0];
       await api('PATCH', `/controls/${control.id}`, { status: 'implemented', owner_id: ada });
     }
+    for (const reference of ['A.7.1', 'A.7.2']) {
+      const control = (await api('GET', `/controls?q=${reference}`)).data[0];
+      await api('PATCH', `/controls/${control.id}`, {
+        status: 'not_applicable',
+        justification: 'Fully remote: no premises of our own.',
+      });
+    }
+    const policies = (await api('GET', '/controls?q=A.5.1')).data[0];
+    const upload = new FormData();
+    upload.append('control_ids', policies.id);
+    upload.append('file', new Blob([PDF]), 'information-security-policy.pdf');
+    const encoded = new Response(upload);
+    await api(
+      'POST',
+      '/evidence',
+      Buffer.from(await encoded.arrayBuffer()),
+      encoded.headers.get('content-type') ?? '',
+    );
     const accessControl = (await api('GET', '/controls?q=A.5.15')).data[0];
     const task = await api('POST', '/tasks', {
       title: 'Write the access control policy',
