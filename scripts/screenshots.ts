@@ -184,7 +184,7 @@ try {
   const controls = (
     (await fetch(`${baseUrl}/api/v1/controls?limit=200`, {
       headers: { authorization: `Bearer ${key}` },
-    }).then((response) => response.json())) as { data: { id: string }[] }
+    }).then((response) => response.json())) as { data: { id: string; reference: string }[] }
   ).data;
   const owner = await api('POST', '/people', { email: 'ada@acme.example', name: 'Ada Lovelace' });
   for (const [index, control] of controls.entries()) {
@@ -214,6 +214,11 @@ try {
     title: 'Restore test, Q1 2026',
     url: 'https://wiki.acme.example/restore-test-2026-q1',
     control_ids: [controls[0]?.id],
+  });
+  await api('POST', '/evidence', {
+    title: 'Access review, February 2026',
+    url: 'https://wiki.acme.example/access-review-2026-02',
+    control_ids: [controls[14]?.id],
   });
   const grace = await api('POST', '/people', { email: 'grace@acme.example', name: 'Grace Hopper' });
   const accessControl = controls[14];
@@ -266,6 +271,8 @@ try {
     ['vendors', '/vendors'],
     ['people', '/people'],
     ['policy', `/policies/${policy.id}`],
+    ['evidence', '/evidence'],
+    ['control', `/controls/${accessControl?.reference}`],
   ] as const) {
     await page.goto(`${workspaceUrl}${url}`);
     await shoot(page, name);

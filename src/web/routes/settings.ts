@@ -10,7 +10,7 @@ import {
 import { userSourceOf } from '../audit.ts';
 import { DIRECTION_CONTROLS_REFUSED, field } from '../forms.ts';
 import { membershipFor } from '../guard.ts';
-import { sendForbidden, sendNotFound, sendPage } from '../render.ts';
+import { sendForbidden, sendNotFound, sendView } from '../render.ts';
 import { accessOf } from '../workspace-scope.ts';
 import type { RouteDeps } from './deps.ts';
 
@@ -37,7 +37,7 @@ function settingsPage(
   status = 200,
 ) {
   const { workspace, role } = membership;
-  return sendPage(
+  return sendView(
     request,
     reply,
     'settings',

@@ -3,7 +3,7 @@ import { PLANS } from '../../catalog/index.ts';
 import { canManageWorkspace, listMemberships } from '../../workspace/index.ts';
 import { BAR_ORDER, IMPACT_LABELS, RATING_LABELS, STATUS_LABELS, workspaceGlance } from '../glance.ts';
 import { signedInUser } from '../guard.ts';
-import { sendPage } from '../render.ts';
+import { sendPage, sendView } from '../render.ts';
 import { accessOf } from '../workspace-scope.ts';
 import type { RouteDeps } from './deps.ts';
 
@@ -31,7 +31,7 @@ export function workspaceRoutes(app: FastifyInstance, deps: RouteDeps): void {
 export function workspaceOverviewRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.get('', async (request, reply) => {
     const { workspace, role } = accessOf(request).membership;
-    return sendPage(request, reply, 'workspace', {
+    return sendView(request, reply, 'workspace', {
       title: workspace.name,
       workspace,
       role,
