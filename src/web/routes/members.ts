@@ -22,7 +22,7 @@ import { newFormId, onceForForm } from '../form-once.ts';
 import { field } from '../forms.ts';
 import { membershipFor } from '../guard.ts';
 import { planLimitRefusal } from '../plan-limit.ts';
-import { sendNotFound, sendPage } from '../render.ts';
+import { sendNotFound, sendView } from '../render.ts';
 import { accessOf } from '../workspace-scope.ts';
 import type { RouteDeps } from './deps.ts';
 import { minutesUntil } from './sign-in.ts';
@@ -81,7 +81,7 @@ async function membersPage(
     lastOwner: member.role === 'owner' && owners <= 1,
     roleChoices: canManageRole(role, member.role) ? assignable : [],
   }));
-  return sendPage(
+  return sendView(
     request,
     reply,
     'members',
