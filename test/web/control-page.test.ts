@@ -136,14 +136,14 @@ describe(`a control's page on ${testDialect}`, () => {
     assert.equal(unlinked.status, 303);
     assert.deepEqual((await owner.api('GET', `/evidence/${older.id}`)).body.control_ids, []);
     const history = (await client.get(`${page}/evidence/${older.id}`)).body;
-    assert.match(history, /control ids: <del>A\.5\.15<\/del> → <ins>—<\/ins>/);
+    assert.match(history, /controls: <del>A\.5\.15<\/del> → <ins>—<\/ins>/);
     const riskHistory = (await client.get(`${page}/risks/${risk.id}`)).body;
     assert.match(riskHistory, /Risk created/);
 
     await owner.api('PATCH', `/risks/${risk.id}`, { control_ids: [a82.id] });
     assert.match(
       (await client.get(`${page}/risks/${risk.id}`)).body,
-      /control ids: <del>A\.5\.15, A\.8\.2<\/del> → <ins>A\.8\.2<\/ins>/,
+      /controls: <del>A\.5\.15, A\.8\.2<\/del> → <ins>A\.8\.2<\/ins>/,
     );
 
     const unknown = await client.post(`${url}/evidence/link`, { evidence_id: 'evd_nope' });

@@ -86,7 +86,7 @@ describe(`the Vendors pages on ${testDialect}`, () => {
     assert.match(history, /<strong>Vendor created<\/strong> by owner@example\.com/);
     assert.match(history, /<strong>Vendor changed<\/strong> by owner@example\.com/);
     assert.match(history, /<strong>Vendor changed<\/strong> by API key/);
-    assert.match(history, /status: <del>active<\/del> → <ins>under_review<\/ins>/);
+    assert.match(history, /status: <del>Active<\/del> → <ins>Under review<\/ins>/);
     assert.match(history, /website: <del>https:\/\/cloud\.example\.com<\/del> → <ins>—<\/ins>/);
     assert.match(history, /data-confirm="Delete the vendor “Example Cloud Hosting”\?/);
 
