@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../accounts/index.ts';
-import type { Membership } from '../workspace/index.ts';
+import { canManageWorkspace, type Membership, type Workspace } from '../workspace/index.ts';
 import { membershipFor } from './guard.ts';
 import type { RouteDeps } from './routes/deps.ts';
 
@@ -53,4 +53,10 @@ export function accessOf(request: FastifyRequest): WorkspaceAccess {
   const access = request.workspaceAccess;
   if (!access) throw new Error(`${request.routeOptions.url} is not a workspace page`);
   return access;
+}
+
+/** What every workspace page shows around its content: the workspace, and whether the nav offers the owners' and admins' pages. */
+export function pageBaseOf(request: FastifyRequest): { workspace: Workspace; canManage: boolean } {
+  const { membership } = accessOf(request);
+  return { workspace: membership.workspace, canManage: canManageWorkspace(membership.role) };
 }

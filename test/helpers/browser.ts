@@ -81,3 +81,9 @@ export function collectConsoleErrors(page: Page): string[] {
   page.on('pageerror', (error) => errors.push(error.message));
   return errors;
 }
+
+/** Whether the page is wider than its window, so a phone would scroll it sideways. */
+export function scrollsSideways(page: Page): Promise<boolean> {
+  // An expression evaluated in the page, where `document` and `window` exist (the tests have no DOM types).
+  return page.evaluate('document.documentElement.scrollWidth > window.innerWidth') as Promise<boolean>;
+}

@@ -3,10 +3,14 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import type { Page } from 'playwright-core';
 import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
 import { upsertPerson } from '../../src/compliance/index.ts';
-import { assertAccessible, collectConsoleErrors, launchBrowser } from '../helpers/browser.ts';
+import {
+  assertAccessible,
+  collectConsoleErrors,
+  launchBrowser,
+  scrollsSideways,
+} from '../helpers/browser.ts';
 import { testDialect } from '../helpers/database.ts';
 import { startAppFixture } from '../helpers/web.ts';
 
@@ -14,11 +18,6 @@ const PASSWORD = 'correct horse battery staple';
 /** Where to save a screenshot of each page, when set (to look at them). */
 const SHOTS_DIR = process.env.SHOTS_DIR;
 const PDF = '%PDF-1.4\n1 0 obj\n<< /Type /Catalog >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n';
-
-async function widerThanScreen(page: Page): Promise<boolean> {
-  // An expression evaluated in the page, where `document` and `window` exist (the tests have no DOM types).
-  return page.evaluate('document.documentElement.scrollWidth > window.innerWidth') as Promise<boolean>;
-}
 
 describe(`the Evidence and control pages in Chromium on ${testDialect}`, () => {
   it('uploads two files with progress, links them to a control, justifies an exclusion; accessible and no wider than a phone', async (t) => {
@@ -107,7 +106,7 @@ describe(`the Evidence and control pages in Chromium on ${testDialect}`, () => {
       for (const [name, url] of Object.entries(pages)) {
         await page.goto(url);
         await assertAccessible(page);
-        assert.equal(await widerThanScreen(page), false, `${name} is wider than ${width} px`);
+        assert.equal(await scrollsSideways(page), false, `${name} is wider than ${width} px`);
         if (SHOTS_DIR) {
           const suffix = width === 1280 ? '' : `-${width}`;
           await page.screenshot({ path: path.join(SHOTS_DIR, `${name}${suffix}.png`), fullPage: true });

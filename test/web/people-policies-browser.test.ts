@@ -4,16 +4,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { assertAccessible, collectConsoleErrors, launchBrowser } from '../helpers/browser.ts';
+import {
+  assertAccessible,
+  collectConsoleErrors,
+  launchBrowser,
+  scrollsSideways,
+} from '../helpers/browser.ts';
 import { testDialect } from '../helpers/database.ts';
 import { startAppFixture } from '../helpers/web.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const SHOTS = process.env.SHOTS_DIR;
-
-function overflowsSideways(page: Page): Promise<boolean> {
-  return page.evaluate('document.documentElement.scrollWidth > window.innerWidth') as Promise<boolean>;
-}
 
 /** Each page passes axe and fits 390 px without sideways scrolling; with SHOTS_DIR, a screenshot too. */
 async function checkPage(page: Page, name: string): Promise<void> {
@@ -24,7 +25,7 @@ async function checkPage(page: Page, name: string): Promise<void> {
     await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
   }
   await page.setViewportSize({ width: 390, height: 844 });
-  assert.equal(await overflowsSideways(page), false, `${name} scrolls sideways at 390 px`);
+  assert.equal(await scrollsSideways(page), false, `${name} scrolls sideways at 390 px`);
   await assertAccessible(page);
   if (SHOTS) await page.screenshot({ path: path.join(SHOTS, `${name}-390.png`), fullPage: true });
   await page.setViewportSize({ width: 1280, height: 900 });

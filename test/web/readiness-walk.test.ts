@@ -4,7 +4,12 @@ import type { Page } from 'playwright-core';
 import { createApiKey } from '../../src/api/index.ts';
 import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
 import { acknowledgePolicy } from '../../src/compliance/index.ts';
-import { assertAccessible, collectConsoleErrors, launchBrowser } from '../helpers/browser.ts';
+import {
+  assertAccessible,
+  collectConsoleErrors,
+  launchBrowser,
+  scrollsSideways,
+} from '../helpers/browser.ts';
 import { testDialect } from '../helpers/database.ts';
 import { type AppFixture, startAppFixture } from '../helpers/web.ts';
 
@@ -23,10 +28,7 @@ const PEOPLE_CSV = [
 async function checkPage(page: Page, what: string): Promise<void> {
   await assertAccessible(page);
   await page.setViewportSize({ width: 390, height: 844 });
-  const overflow = (await page.evaluate(
-    'document.documentElement.scrollWidth - window.innerWidth',
-  )) as number;
-  assert.ok(overflow <= 0, `${what} scrolls ${overflow} px sideways at 390 px`);
+  assert.equal(await scrollsSideways(page), false, `${what} scrolls sideways at 390 px`);
   await assertAccessible(page);
   await page.setViewportSize({ width: 1280, height: 900 });
 }

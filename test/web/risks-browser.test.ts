@@ -1,21 +1,20 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import type { Page } from 'playwright-core';
 import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
 import { upsertPerson } from '../../src/compliance/index.ts';
-import { assertAccessible, collectConsoleErrors, launchBrowser } from '../helpers/browser.ts';
+import {
+  assertAccessible,
+  collectConsoleErrors,
+  launchBrowser,
+  scrollsSideways,
+} from '../helpers/browser.ts';
 import { testDialect } from '../helpers/database.ts';
 import { startAppFixture } from '../helpers/web.ts';
 
 const PASSWORD = 'correct horse battery staple';
 /** Where to save a screenshot of each page, when set (to look at them). */
 const SHOTS_DIR = process.env.SHOTS_DIR;
-
-async function widerThanScreen(page: Page): Promise<boolean> {
-  // An expression evaluated in the page, where `document` and `window` exist (the tests have no DOM types).
-  return page.evaluate('document.documentElement.scrollWidth > window.innerWidth') as Promise<boolean>;
-}
 
 describe(`the Risks and Vendors pages in Chromium on ${testDialect}`, () => {
   it('creates a treated risk and a vendor, follows the risk map, deletes after confirming; accessible and no wider than a phone', async (t) => {
@@ -107,7 +106,7 @@ describe(`the Risks and Vendors pages in Chromium on ${testDialect}`, () => {
       for (const [name, url] of Object.entries(pages)) {
         await page.goto(url);
         await assertAccessible(page);
-        assert.equal(await widerThanScreen(page), false, `${name} is wider than ${width} px`);
+        assert.equal(await scrollsSideways(page), false, `${name} is wider than ${width} px`);
         if (SHOTS_DIR) {
           const suffix = width === 1280 ? '' : `-${width}`;
           await page.screenshot({ path: path.join(SHOTS_DIR, `${name}${suffix}.png`), fullPage: true });

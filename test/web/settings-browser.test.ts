@@ -1,18 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Page } from 'playwright-core';
-import { assertAccessible, collectConsoleErrors, launchBrowser } from '../helpers/browser.ts';
+import {
+  assertAccessible,
+  collectConsoleErrors,
+  launchBrowser,
+  scrollsSideways,
+} from '../helpers/browser.ts';
 import { testDialect } from '../helpers/database.ts';
 import { startAppFixture } from '../helpers/web.ts';
 
 const PASSWORD = 'correct horse battery staple';
 /** 100 characters without a place to break: the longest name a rename allows. */
 const LONG_NAME = `Acme${'W'.repeat(96)}`;
-
-async function widerThanScreen(page: Page): Promise<boolean> {
-  // An expression evaluated in the page, where `document` and `window` exist (the tests have no DOM types).
-  return page.evaluate('document.documentElement.scrollWidth > window.innerWidth') as Promise<boolean>;
-}
 
 describe(`the Settings page in Chromium on ${testDialect}`, () => {
   it('renames the workspace to a 100-character name that wraps on a 390 px screen, on every page', async (t) => {
@@ -45,10 +44,10 @@ describe(`the Settings page in Chromium on ${testDialect}`, () => {
     for (const path of ['/settings', '', '/members', '/controls', '/integrations', '/audit', '/billing']) {
       await page.goto(`${base}/w/${workspaceId}${path}`);
       assert.match((await page.locator('h1').textContent()) ?? '', new RegExp(LONG_NAME), path);
-      assert.equal(await widerThanScreen(page), false, `${path || '/'} is wider than the screen`);
+      assert.equal(await scrollsSideways(page), false, `${path || '/'} is wider than the screen`);
     }
     await page.goto(`${base}/workspaces`);
-    assert.equal(await widerThanScreen(page), false, '/workspaces is wider than the screen');
+    assert.equal(await scrollsSideways(page), false, '/workspaces is wider than the screen');
     // The empty name's answer is a 400 on purpose; nothing else may complain.
     assert.deepEqual(
       consoleErrors.filter((message) => !/status of 400/.test(message)),

@@ -19,7 +19,6 @@ import {
 } from '../../compliance/index.ts';
 import { frameworkError } from '../../http/errors.ts';
 import { err, ok } from '../../shared/result.ts';
-import { canManageWorkspace } from '../../workspace/index.ts';
 import { userSourceOf } from '../audit.ts';
 import { type FieldError, schemaErrors } from '../form-errors.ts';
 import { field } from '../forms.ts';
@@ -44,7 +43,7 @@ import {
   type PersonForm,
   personForm,
 } from '../views/people.view.ts';
-import { accessOf } from '../workspace-scope.ts';
+import { accessOf, pageBaseOf } from '../workspace-scope.ts';
 import type { RouteDeps } from './deps.ts';
 
 const PAGE_SIZE = 50;
@@ -200,18 +199,13 @@ export function peopleRoutes(app: FastifyInstance, deps: RouteDeps): void {
   };
   const querystring = listQuerySchema(peopleList);
 
-  function pageBase(request: FastifyRequest) {
-    const { membership } = accessOf(request);
-    return { workspace: membership.workspace, canManage: canManageWorkspace(membership.role) };
-  }
-
   function newPersonPage(
     request: FastifyRequest,
     reply: FastifyReply,
     form: PersonForm,
     errors: FieldError[] = [],
   ) {
-    const base = pageBase(request);
+    const base = pageBaseOf(request);
     return sendView(
       request,
       reply,
@@ -233,7 +227,7 @@ export function peopleRoutes(app: FastifyInstance, deps: RouteDeps): void {
     person: Person,
     extra: { form?: PersonForm; errors?: FieldError[]; leaveErrors?: FieldError[]; notice?: string } = {},
   ) {
-    const base = pageBase(request);
+    const base = pageBaseOf(request);
     const errors = extra.errors ?? [];
     const leaveErrors = extra.leaveErrors ?? [];
     return sendView(
@@ -263,7 +257,7 @@ export function peopleRoutes(app: FastifyInstance, deps: RouteDeps): void {
     stage: PeopleImportView['stage'],
     extra: { errors?: FieldError[]; result?: PeopleImportResult; csvText?: string } = {},
   ) {
-    const base = pageBase(request);
+    const base = pageBaseOf(request);
     const rows = (extra.result?.rows ?? []).map(importRowView);
     const errors = extra.errors ?? [];
     return sendView(
@@ -287,7 +281,7 @@ export function peopleRoutes(app: FastifyInstance, deps: RouteDeps): void {
   }
 
   app.get<{ Querystring: ListQuery }>('/people', { schema: { querystring } }, async (request, reply) => {
-    const base = pageBase(request);
+    const base = pageBaseOf(request);
     const view = await readList(peopleList, base.workspace.id, request.query);
     if (!view) return sendInvalidListLink(request, reply);
     const notice = request.query.notice;

@@ -41,7 +41,7 @@ import {
   type PolicyView,
   policyForm,
 } from '../views/policies.view.ts';
-import { accessOf } from '../workspace-scope.ts';
+import { accessOf, pageBaseOf } from '../workspace-scope.ts';
 import type { RouteDeps } from './deps.ts';
 
 const PAGE_SIZE = 50;
@@ -126,18 +126,13 @@ export function policyRoutes(app: FastifyInstance, deps: RouteDeps): void {
   };
   const querystring = listQuerySchema(policiesList);
 
-  function pageBase(request: FastifyRequest) {
-    const { membership } = accessOf(request);
-    return { workspace: membership.workspace, canManage: canManageWorkspace(membership.role) };
-  }
-
   function newPolicyPage(
     request: FastifyRequest,
     reply: FastifyReply,
     form: PolicyForm,
     errors: FieldError[] = [],
   ) {
-    const base = pageBase(request);
+    const base = pageBaseOf(request);
     return sendView(
       request,
       reply,
@@ -185,7 +180,7 @@ export function policyRoutes(app: FastifyInstance, deps: RouteDeps): void {
     policy: Policy,
     extra: { form?: PolicyForm; errors?: FieldError[]; notice?: string; preview?: boolean } = {},
   ) {
-    const base = pageBase(request);
+    const base = pageBaseOf(request);
     const workspaceId = base.workspace.id;
     const versions = await versionsOf(workspaceId, policy.id);
     const latestApproved = versions.filter((version) => version.status === 'approved').at(-1);
@@ -234,7 +229,7 @@ export function policyRoutes(app: FastifyInstance, deps: RouteDeps): void {
     `/w/${workspaceId}/policies/${policyId}?notice=${notice}`;
 
   app.get<{ Querystring: ListQuery }>('/policies', { schema: { querystring } }, async (request, reply) => {
-    const base = pageBase(request);
+    const base = pageBaseOf(request);
     const view = await readList(policiesList, base.workspace.id, request.query);
     if (!view) return sendInvalidListLink(request, reply);
     const notice = request.query.notice;
@@ -358,7 +353,7 @@ export function policyRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.get<PolicyParams & { Params: { number: string } }>(
     '/policies/:policyId/versions/:number',
     async (request, reply) => {
-      const base = pageBase(request);
+      const base = pageBaseOf(request);
       const policy = await policyOf(request);
       const { number } = request.params;
       if (!policy || !/^[1-9][0-9]{0,8}$/.test(number)) return sendNotFound(request, reply);
