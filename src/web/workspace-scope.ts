@@ -17,6 +17,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The role a route under `/w/:workspaceId` needs; `view` (any member) when not given. */
     workspaceRole?: WorkspaceRole;
+    /** True on the read-only pages an external auditor may open (controls, SoA, risks, policies, evidence, the package). */
+    auditorMayRead?: boolean;
   }
   interface FastifyRequest {
     workspaceAccess?: WorkspaceAccess;
