@@ -19,6 +19,7 @@ import { hookRoutes } from './routes/hooks.ts';
 import { meRoutes } from './routes/me.ts';
 import { peopleRoutes } from './routes/people.ts';
 import { policyRoutes } from './routes/policies.ts';
+import { reportRoutes } from './routes/reports.ts';
 import { riskRoutes } from './routes/risks.ts';
 import { taskRoutes } from './routes/tasks.ts';
 import { vendorRoutes } from './routes/vendors.ts';
@@ -61,6 +62,7 @@ const MODULES: readonly ((app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog) 
   vendorRoutes,
   peopleRoutes,
   policyRoutes,
+  reportRoutes,
   hookRoutes,
   auditEventRoutes,
 ];

@@ -58,6 +58,7 @@ export const AUDIT_ACTIONS = {
   'policy.updated': 'Policy changed',
   'policy.approved': 'Policy version approved',
   'policy.acknowledged': 'Policy acknowledged',
+  'soa.approved': 'Statement of Applicability approved',
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

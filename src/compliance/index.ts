@@ -1,3 +1,9 @@
+export {
+  type ApplicabilityRow,
+  applicabilityRows,
+  type TreatmentPlanRow,
+  treatmentPlanRows,
+} from './applicability.ts';
 export type {
   ControlStatus,
   ControlTheme,

@@ -29,6 +29,7 @@ import type { IdempotencyKeysTable } from '../idempotency/idempotency.table.ts';
 import type { JobKeyHoldsTable, JobsTable } from '../jobs/jobs.table.ts';
 import type { DevMailboxTable, MailMessagesTable } from '../mail/mail.table.ts';
 import type { OrdersTable, PaymentAttemptsTable, PurchaseSecretsTable } from '../purchase/purchase.table.ts';
+import type { SoaVersionFilesTable, SoaVersionsTable } from '../reports/reports.table.ts';
 import type { StoredFileChunksTable, StoredFilesTable } from '../storage/storage.table.ts';
 import type {
   WebhookAttemptsTable,
@@ -89,6 +90,8 @@ export interface Database {
   billing_checkouts: BillingCheckoutsTable;
   stored_files: StoredFilesTable;
   stored_file_chunks: StoredFileChunksTable;
+  soa_versions: SoaVersionsTable;
+  soa_version_files: SoaVersionFilesTable;
 }
 
 export type Db = Kysely<Database>;

@@ -1,3 +1,5 @@
+import type { FastifyReply } from 'fastify';
+
 /** Downloads never render in a browser: attachment, no sniffing, and a sandbox if opened anyway. */
 export const DOWNLOAD_HEADERS = {
   'content-security-policy': "default-src 'none'; sandbox; frame-ancestors 'none'",
@@ -13,4 +15,14 @@ export function attachment(name: string): string {
     (character) => `%${character.charCodeAt(0).toString(16).toUpperCase()}`,
   );
   return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`;
+}
+
+/** Sends bytes held in memory as a download named `name`. */
+export function sendDownload(reply: FastifyReply, name: string, type: string, bytes: Buffer): FastifyReply {
+  return reply
+    .headers(DOWNLOAD_HEADERS)
+    .header('content-type', type)
+    .header('content-length', bytes.length)
+    .header('content-disposition', attachment(name))
+    .send(bytes);
 }
