@@ -17,21 +17,18 @@ export {
   SOA_FILE_FORMATS,
   Soa,
   type SoaApprovalError,
-  type SoaApprover,
   SoaChange,
   SoaControl,
   SoaFileFormatSchema,
   SoaGap,
   SoaVersion,
   SoaVersionSummary,
-  soaRowCells,
   soaVersionFile,
 } from './soa.ts';
 export {
   TreatmentPlan,
   TreatmentPlanRisk,
   treatmentPlan,
-  treatmentPlanCells,
   treatmentPlanFile,
 } from './treatment-plan.ts';
 

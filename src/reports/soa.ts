@@ -45,6 +45,55 @@ const THEME_NAMES = {
   technological: 'Technological',
 } as const;
 
+const CONTROL_EXAMPLE = {
+  control_id: 'ctl_06f1k2m3n4p5q6r7s8t9v0w1x2',
+  reference: 'A.7.1',
+  title: 'Physical security perimeters',
+  theme: 'physical',
+  applicable: false,
+  justification: 'No offices: all staff work remotely.',
+  status: 'not_applicable',
+  owner_id: 'per_06f1k2m3n4p5q6r7s8t9v0w1x2',
+  owner_name: 'Grace Hopper',
+  evidence_count: 1,
+  latest_evidence_at: '2026-02-27T16:40:00.000Z',
+} as const;
+
+const CHANGE_EXAMPLE = {
+  control_id: 'ctl_06f1k2m3n4p5q6r7s8t9v0w1x3',
+  reference: 'A.5.2',
+  title: 'Information security roles and responsibilities',
+  changes: [{ field: 'status', from: 'in_progress', to: 'implemented' }],
+} as const;
+
+const GAP_EXAMPLE = {
+  control_id: 'ctl_06f1k2m3n4p5q6r7s8t9v0w1x4',
+  reference: 'A.7.4',
+  title: 'Physical security monitoring',
+  code: 'justification_missing',
+  message: 'A.7.4 is excluded without a justification: say why it does not apply, or include it.',
+} as const;
+
+const VERSION_EXAMPLE = {
+  number: 2,
+  approved_at: '2026-03-02T09:30:00.000Z',
+  approved_by: 'ada@example.com',
+  sha256: '9f2c4e1b7a3d5f6e8c0b1a2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f',
+  files: [
+    { format: 'csv', sha256: '1d3f5a7c9e1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a3c5e7b9d1f3a5c7e9b1d3f', size: 7013 },
+    {
+      format: 'xlsx',
+      sha256: '2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a',
+      size: 12835,
+    },
+    {
+      format: 'pdf',
+      sha256: '3f5b7d9f1b3d5f7b9d1f3b5d7f9b1d3f5b7d9f1b3d5f7b9d1f3b5d7f9b1d3f5b',
+      size: 41210,
+    },
+  ],
+} as const;
+
 export const SoaControl = Type.Object(
   {
     control_id: RecordId('ctl'),
@@ -62,7 +111,10 @@ export const SoaControl = Type.Object(
     }),
     latest_evidence_at: Nullable(Timestamp),
   },
-  { description: 'One Annex A control as the Statement of Applicability states it.' },
+  {
+    description: 'One Annex A control as the Statement of Applicability states it.',
+    examples: [CONTROL_EXAMPLE],
+  },
 );
 export type SoaControl = Static<typeof SoaControl>;
 
@@ -88,7 +140,7 @@ export const SoaChange = Type.Object(
       description: 'Each field whose value differs, from the version to now.',
     }),
   },
-  { description: 'A control whose row differs from the approved version.' },
+  { description: 'A control whose row differs from the approved version.', examples: [CHANGE_EXAMPLE] },
 );
 export type SoaChange = Static<typeof SoaChange>;
 
@@ -100,15 +152,21 @@ export const SoaGap = Type.Object(
     code: Type.Literal('justification_missing'),
     message: Type.String(),
   },
-  { description: 'Something to put right before the Statement of Applicability can be approved.' },
+  {
+    description: 'Something to put right before the Statement of Applicability can be approved.',
+    examples: [GAP_EXAMPLE],
+  },
 );
 export type SoaGap = Static<typeof SoaGap>;
 
-export const SoaVersionFile = Type.Object({
-  format: SoaFileFormatSchema,
-  sha256: Type.String({ description: 'SHA-256 (hex) of the file as served.' }),
-  size: Type.Integer({ minimum: 0, description: 'Bytes.' }),
-});
+export const SoaVersionFile = Type.Object(
+  {
+    format: SoaFileFormatSchema,
+    sha256: Type.String({ description: 'SHA-256 (hex) of the file as served.' }),
+    size: Type.Integer({ minimum: 0, description: 'Bytes.' }),
+  },
+  { examples: [VERSION_EXAMPLE.files[0]] },
+);
 
 export const SoaVersionSummary = Type.Object(
   {
@@ -123,7 +181,10 @@ export const SoaVersionSummary = Type.Object(
     }),
     files: Type.Array(SoaVersionFile, { description: 'The files frozen at approval.' }),
   },
-  { description: 'An approved, numbered version of the Statement of Applicability; it never changes.' },
+  {
+    description: 'An approved, numbered version of the Statement of Applicability; it never changes.',
+    examples: [VERSION_EXAMPLE],
+  },
 );
 export type SoaVersionSummary = Static<typeof SoaVersionSummary>;
 
@@ -134,7 +195,17 @@ export const SoaVersion = Type.Object(
     workspace: Type.Object({ id: Type.String(), name: Type.String() }),
     controls: Type.Array(SoaControl),
   },
-  { description: 'An approved version with the rows it froze.' },
+  {
+    description: 'An approved version with the rows it froze.',
+    examples: [
+      {
+        ...VERSION_EXAMPLE,
+        framework: 'iso27001:2022',
+        workspace: { id: 'ws_06f1k2m3n4p5q6r7s8t9v0w1x2', name: 'Acme Ltd' },
+        controls: [CONTROL_EXAMPLE],
+      },
+    ],
+  },
 );
 export type SoaVersion = Static<typeof SoaVersion>;
 
@@ -162,7 +233,21 @@ export const Soa = Type.Object(
         'The controls that differ from the latest version, field by field; empty without a version.',
     }),
   },
-  { description: 'The Statement of Applicability (ISO/IEC 27001 6.1.3 d), computed from the controls now.' },
+  {
+    description: 'The Statement of Applicability (ISO/IEC 27001 6.1.3 d), computed from the controls now.',
+    examples: [
+      {
+        framework: 'iso27001:2022',
+        generated_at: '2026-03-05T11:00:00.000Z',
+        state: 'changed_since_approval',
+        totals: { controls: 93, applicable: 92, excluded: 1, implemented: 30 },
+        controls: [CONTROL_EXAMPLE],
+        gaps: [GAP_EXAMPLE],
+        latest_version: VERSION_EXAMPLE,
+        changes: [CHANGE_EXAMPLE],
+      },
+    ],
+  },
 );
 export type Soa = Static<typeof Soa>;
 
@@ -250,7 +335,7 @@ const SOA_COLUMNS = [
   { header: 'Latest evidence', width: 16, pdfWeight: 8 },
 ];
 
-export function soaRowCells(control: SoaControl): (string | number | null)[] {
+function soaRowCells(control: SoaControl): (string | number | null)[] {
   return [
     control.reference,
     control.title,
@@ -348,12 +433,8 @@ async function currentSoaTable(deps: ReportsDeps, workspaceId: string): Promise<
   return soaTable(document, sha256Hex(canonicalJson(document)), deps.clock.now());
 }
 
-/** Who asks to approve: any API key; in the app an owner or admin (the caller knows the role). */
-export type SoaApprover = { kind: 'api_key' } | { kind: 'member'; role: 'owner' | 'admin' | 'member' };
-
 export type SoaApprovalError =
   | { code: 'not_found' }
-  | { code: 'not_allowed' }
   | { code: 'gaps'; gaps: SoaGap[] }
   /** The controls are as the latest version states them. */
   | { code: 'nothing_to_approve'; version: number }
@@ -363,15 +444,14 @@ export type SoaApprovalError =
 /**
  * Approves the SoA as the controls stand now as the next numbered version: its content is frozen
  * as canonical JSON with its SHA-256, and its CSV, XLSX and PDF are rendered once and kept as
- * bytes. Refused while gaps remain, and when nothing changed since the latest version.
+ * bytes. Refused while gaps remain, and when nothing changed since the latest version. Who may
+ * approve is the caller's to check (the app: owners and admins; the API: any key of the workspace).
  */
 export async function approveSoa(
   deps: ReportsDeps,
   workspaceId: string,
-  approver: SoaApprover,
   source: AuditSource,
 ): Promise<Result<SoaVersionSummary, SoaApprovalError>> {
-  if (approver.kind === 'member' && approver.role === 'member') return err({ code: 'not_allowed' });
   const workspace = await getWorkspace(deps.db, workspaceId);
   if (!workspace) return err({ code: 'not_found' });
   const controls = await currentControls(deps, workspaceId);

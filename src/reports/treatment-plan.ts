@@ -16,6 +16,25 @@ const TREATMENT_NAMES = {
   avoid: 'Avoid',
 } as const;
 
+const RISK_EXAMPLE = {
+  risk_id: 'rsk_06f1k2m3n4p5q6r7s8t9v0w1x2',
+  title: 'Laptop theft exposes customer data',
+  likelihood: 3,
+  impact: 4,
+  score: 12,
+  severity: 'high',
+  residual_likelihood: 1,
+  residual_impact: 4,
+  residual_score: 4,
+  residual_severity: 'low',
+  treatment: 'mitigate',
+  treatment_plan: 'Full-disk encryption through device management.',
+  owner_id: 'per_06f1k2m3n4p5q6r7s8t9v0w1x2',
+  owner_name: 'Grace Hopper',
+  due_date: '2026-12-31',
+  controls: [{ id: 'ctl_06f1k2m3n4p5q6r7s8t9v0w1x2', reference: 'A.8.24', title: 'Use of cryptography' }],
+} as const;
+
 export const TreatmentPlanRisk = Type.Object(
   {
     risk_id: RecordId('rsk'),
@@ -40,7 +59,7 @@ export const TreatmentPlanRisk = Type.Object(
       { description: 'The Annex A controls that treat the risk, in Annex A order.' },
     ),
   },
-  { description: 'An open risk as the risk treatment plan lists it.' },
+  { description: 'An open risk as the risk treatment plan lists it.', examples: [RISK_EXAMPLE] },
 );
 export type TreatmentPlanRisk = Static<typeof TreatmentPlanRisk>;
 
@@ -49,7 +68,10 @@ export const TreatmentPlan = Type.Object(
     generated_at: Timestamp,
     risks: Type.Array(TreatmentPlanRisk, { description: 'Every open risk, most severe first.' }),
   },
-  { description: 'The risk treatment plan (ISO/IEC 27001 6.1.3 e), computed from the open risks now.' },
+  {
+    description: 'The risk treatment plan (ISO/IEC 27001 6.1.3 e), computed from the open risks now.',
+    examples: [{ generated_at: '2026-03-05T11:00:00.000Z', risks: [RISK_EXAMPLE] }],
+  },
 );
 export type TreatmentPlan = Static<typeof TreatmentPlan>;
 
@@ -83,7 +105,7 @@ export async function treatmentPlan(deps: ReportsDeps, workspaceId: string): Pro
 
 const capitalised = (value: string) => `${value.charAt(0).toUpperCase()}${value.slice(1)}`;
 
-export function treatmentPlanCells(risk: TreatmentPlanRisk): (string | number | null)[] {
+function treatmentPlanCells(risk: TreatmentPlanRisk): (string | number | null)[] {
   return [
     risk.title,
     `${risk.score} ${capitalised(risk.severity)}`,

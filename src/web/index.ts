@@ -18,6 +18,7 @@ import { passkeyRoutes } from './routes/passkeys.ts';
 import { peopleRoutes } from './routes/people.ts';
 import { policyRoutes } from './routes/policies.ts';
 import { publicRoutes } from './routes/public.ts';
+import { reportRoutes } from './routes/reports.ts';
 import { riskRoutes } from './routes/risks.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { signInRoutes } from './routes/sign-in.ts';
@@ -84,6 +85,7 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
     vendorRoutes,
     peopleRoutes,
     policyRoutes,
+    reportRoutes,
     integrationRoutes,
     memberRoutes,
     auditRoutes,

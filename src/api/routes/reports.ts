@@ -11,6 +11,7 @@ import {
   listSoaVersions,
   reportFileName,
   Soa,
+  type SoaApprovalError,
   SoaChange,
   SoaControl,
   type SoaFileFormat,
@@ -130,12 +131,7 @@ export function reportRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatalo
       },
     },
     async (request, reply) => {
-      const result = await approveSoa(
-        deps,
-        workspaceOf(request),
-        { kind: 'api_key' },
-        auditSourceOf(request),
-      );
+      const result = await approveSoa(deps, workspaceOf(request), auditSourceOf(request));
       if (result.ok) return reply.code(201).send(result.value);
       return sendApprovalError(request, reply, result.error);
     },
@@ -243,7 +239,7 @@ export function reportRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatalo
 function sendApprovalError(
   request: FastifyRequest,
   reply: FastifyReply,
-  error: Exclude<Awaited<ReturnType<typeof approveSoa>>, { ok: true }>['error'],
+  error: SoaApprovalError,
 ): FastifyReply {
   switch (error.code) {
     case 'gaps':
@@ -279,11 +275,6 @@ function sendApprovalError(
           'conflict',
           'Another approval was recorded at the same moment; read the versions and try again.',
         ),
-      );
-    case 'not_allowed':
-      return sendProblem(
-        reply,
-        problem(request, 403, 'not_allowed', 'Only owners and admins approve the SoA.'),
       );
     default:
       return sendNotFound(request, reply, 'workspace');
