@@ -259,6 +259,13 @@ try {
     body: '## Purpose\n\nAccess is granted on **least privilege** and reviewed every quarter.\n\n## Rules\n\n- Every account belongs to a named person.\n- Admin access needs a second factor.\n- Leavers lose access on their last day.',
   });
   await api('POST', `/policies/${policy.id}/approve`, {});
+  await api('POST', '/soa/approve', {});
+  await api('PATCH', `/controls/${accessControl?.id}`, { status: 'implemented', owner_id: grace.id });
+  await page.goto(`${workspaceUrl}/soa`);
+  // The page's head: approval, what changed since, the versions; the 93 rows below are left out.
+  await page.setViewportSize({ width: 1200, height: 1500 });
+  await page.screenshot({ path: path.join(OUT, 'soa.png') });
+  await page.setViewportSize({ width: 1200, height: 800 });
   await page.goto(workspaceUrl);
   await shoot(page, 'glance');
   await page.goto(`${workspaceUrl}/controls?theme=people`);
@@ -268,6 +275,7 @@ try {
     ['task', `/tasks/${task.id}`],
     ['risks', '/risks'],
     ['risk', `/risks/${risk.id}`],
+    ['treatment-plan', '/treatment-plan'],
     ['vendors', '/vendors'],
     ['people', '/people'],
     ['policy', `/policies/${policy.id}`],
