@@ -54,7 +54,9 @@ describe(`the Statement of Applicability page in Chromium on ${testDialect}`, ()
       .click();
     await page.waitForURL(`${workspace}/soa`);
     assert.equal(await page.locator('table.soa-table tbody tr').count(), 93);
-    const excluded = page.locator('table.soa-table tbody tr', { hasText: 'A.7.1 Physical security perimeters' });
+    const excluded = page.locator('table.soa-table tbody tr', {
+      hasText: 'A.7.1 Physical security perimeters',
+    });
     assert.match(await excluded.innerText(), /No\s+No offices: all staff work remotely\.\s+Not applicable/);
     await assertAccessible(page);
     assert.equal(await scrollsSideways(page), false, 'no sideways scrolling');
