@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import ExcelJS from 'exceljs';
 import { extractText, getDocumentProxy } from 'unpdf';
+import { auditDocuments } from '../../src/reports/index.ts';
 import { canonicalJson } from '../../src/shared/jcs.ts';
 import { type ApiFixture, startApiFixture } from '../helpers/api.ts';
 import { testDialect } from '../helpers/database.ts';
@@ -359,6 +360,42 @@ describe(`the Statement of Applicability on ${testDialect}`, () => {
       'every control once, in order',
     );
     assert.match(tablePages.join('\n'), /No offices: all staff work remotely\./);
+  });
+
+  it('gives the evidence package the current documents and every version as frozen', async (t) => {
+    const api = await startApiFixture(t);
+    await decidedWorkspace(api);
+    await api.call('POST', '/soa/approve');
+    await patchControl(api, 'A.5.2', { status: 'in_progress' });
+    await api.call('POST', '/soa/approve');
+    const documents = await auditDocuments(api.runtime.database.db, api.org.workspaceId, api.runtime.clock);
+    assert.deepEqual(
+      documents.map((file) => file.path),
+      [
+        'statement-of-applicability/current.csv',
+        'statement-of-applicability/current.xlsx',
+        'statement-of-applicability/current.pdf',
+        'statement-of-applicability/v1.csv',
+        'statement-of-applicability/v1.xlsx',
+        'statement-of-applicability/v1.pdf',
+        'statement-of-applicability/v2.csv',
+        'statement-of-applicability/v2.xlsx',
+        'statement-of-applicability/v2.pdf',
+        'risk-treatment-plan/current.csv',
+        'risk-treatment-plan/current.xlsx',
+        'risk-treatment-plan/current.pdf',
+      ],
+    );
+    for (const file of documents.filter((document) => /\/v\d/.test(document.path))) {
+      const [, number, format] = /v(\d+)\.(\w+)$/.exec(file.path) ?? [];
+      assert.ok(
+        file.content.equals((await download(api, `/soa/versions/${number}/files/${format}`)).bytes),
+        file.path,
+      );
+    }
+    const current = documents[0]?.content.toString('utf8') ?? '';
+    assert.match(current, /^Reference,Control,/);
+    assert.deepEqual(await auditDocuments(api.runtime.database.db, 'ws_not_there'), []);
   });
 
   it('answers bad input and other workspaces with clear errors', async (t) => {
