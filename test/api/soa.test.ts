@@ -100,7 +100,7 @@ async function decidedWorkspace(api: ApiFixture) {
 
 describe(`the Statement of Applicability on ${testDialect}`, () => {
   it('states every one of the 93 controls as the controls and their evidence stand', async (t) => {
-    const api = await startApiFixture(t, { env: { LOG_LEVEL: 'error' } });
+    const api = await startApiFixture(t);
     const { grace, second } = await decidedWorkspace(api);
     const soa = await api.call('GET', '/soa');
     assert.equal(soa.status, 200, JSON.stringify(soa.body));
@@ -168,7 +168,7 @@ describe(`the Statement of Applicability on ${testDialect}`, () => {
   });
 
   it('lists an exclusion without a justification as a gap, and refuses approval until it is closed', async (t) => {
-    const api = await startApiFixture(t, { env: { LOG_LEVEL: 'error' } });
+    const api = await startApiFixture(t);
     // The API refuses such an exclusion now; controls excluded before justifications existed have one.
     await api.runtime.database.db
       .updateTable('controls')
@@ -197,7 +197,7 @@ describe(`the Statement of Applicability on ${testDialect}`, () => {
   });
 
   it('freezes an approved version: its content, hash and files never change after later edits', async (t) => {
-    const api = await startApiFixture(t, { env: { LOG_LEVEL: 'error' } });
+    const api = await startApiFixture(t);
     await decidedWorkspace(api);
     const approved = await api.call('POST', '/soa/approve');
     assert.equal(approved.status, 201, JSON.stringify(approved.body));
@@ -273,7 +273,7 @@ describe(`the Statement of Applicability on ${testDialect}`, () => {
   });
 
   it('writes a workbook a reader opens with the same rows, frozen header, filter and widths', async (t) => {
-    const api = await startApiFixture(t, { env: { LOG_LEVEL: 'error' } });
+    const api = await startApiFixture(t);
     await decidedWorkspace(api);
     await api.call('POST', '/soa/approve');
     const soa = (await api.call('GET', '/soa')).body;
@@ -332,7 +332,7 @@ describe(`the Statement of Applicability on ${testDialect}`, () => {
   });
 
   it('writes a PDF with a title page and a paginated table, each page numbered', async (t) => {
-    const api = await startApiFixture(t, { env: { LOG_LEVEL: 'error' } });
+    const api = await startApiFixture(t);
     await decidedWorkspace(api);
     const approved = (await api.call('POST', '/soa/approve')).body;
     const pdf = await download(api, '/soa/versions/1/files/pdf');
@@ -399,7 +399,7 @@ describe(`the Statement of Applicability on ${testDialect}`, () => {
   });
 
   it('answers bad input and other workspaces with clear errors', async (t) => {
-    const api = await startApiFixture(t, { env: { LOG_LEVEL: 'error' } });
+    const api = await startApiFixture(t);
     const other = await api.createOrganization('Other Ltd');
     assert.equal((await api.call('POST', '/soa/approve', { key: other.key })).status, 201);
     for (const path of ['/soa/versions/1', '/soa/versions/1/files/pdf', '/soa/versions/99']) {
@@ -423,7 +423,7 @@ describe(`the Statement of Applicability on ${testDialect}`, () => {
 
 describe(`the risk treatment plan on ${testDialect}`, () => {
   it('lists every open risk with its scores, treatment, owner, due date and controls, in every format', async (t) => {
-    const api = await startApiFixture(t, { env: { LOG_LEVEL: 'error' } });
+    const api = await startApiFixture(t);
     const person = (await api.call('POST', '/people', { json: { email: 'ada@example.com', name: 'Ada' } }))
       .body;
     const controls = await allControls(api);
