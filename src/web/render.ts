@@ -154,7 +154,10 @@ export function sendPage(
   status = 200,
   formTargets: readonly string[] = [],
 ): FastifyReply {
-  return sendHtml(reply, renderPage(view, request.visit, data, status), status, formTargets);
+  // Every page knows whether an external auditor reads it: its forms and the nav's other pages are
+  // then left out (the workspace scope refuses them anyway).
+  const auditor = request.workspaceAccess?.membership.role === 'auditor';
+  return sendHtml(reply, renderPage(view, request.visit, { auditor, ...data }, status), status, formTargets);
 }
 
 /**

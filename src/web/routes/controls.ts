@@ -163,13 +163,20 @@ export function controlRoutes(app: FastifyInstance, deps: RouteDeps): void {
     );
   }
 
-  app.get<{ Querystring: ListQuery }>('/controls', { schema: { querystring } }, async (request, reply) => {
-    const notice = request.query.notice === 'updated' ? 'Control updated.' : undefined;
-    return controlsPage(request, reply, accessOf(request).membership, request.query, { notice });
-  });
+  app.get<{ Querystring: ListQuery }>(
+    '/controls',
+    { schema: { querystring }, config: { auditorMayRead: true } },
+    async (request, reply) => {
+      const notice = request.query.notice === 'updated' ? 'Control updated.' : undefined;
+      return controlsPage(request, reply, accessOf(request).membership, request.query, { notice });
+    },
+  );
 
-  app.get<{ Querystring: ListQuery }>('/controls.csv', { schema: { querystring } }, async (request, reply) =>
-    sendListCsv(reply, list, accessOf(request).membership.workspace.id, request.query),
+  app.get<{ Querystring: ListQuery }>(
+    '/controls.csv',
+    { schema: { querystring }, config: { auditorMayRead: true } },
+    async (request, reply) =>
+      sendListCsv(reply, list, accessOf(request).membership.workspace.id, request.query),
   );
 
   app.post<{ Params: { controlId: string }; Body: Record<string, string | undefined> }>(
@@ -324,7 +331,10 @@ export function controlRoutes(app: FastifyInstance, deps: RouteDeps): void {
 
   app.get<ControlParams & { Querystring: { notice?: string } }>(
     '/controls/:controlId',
-    { schema: { querystring: Type.Object({ notice: Type.Optional(Type.String({ maxLength: 40 })) }) } },
+    {
+      schema: { querystring: Type.Object({ notice: Type.Optional(Type.String({ maxLength: 40 })) }) },
+      config: { auditorMayRead: true },
+    },
     async (request, reply) => {
       const control = await controlOf(request);
       if (!control) return sendNotFound(request, reply);
