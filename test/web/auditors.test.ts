@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { AuditAction } from '../../src/audit/index.ts';
 import { fillPattern, routesOf } from '../fuzz/routes.ts';
 import { testDialect } from '../helpers/database.ts';
 import {
@@ -102,7 +103,7 @@ async function signIn(owner: SignedInOwner, email: string): Promise<WebClient> {
   return client;
 }
 
-async function auditEvents(owner: SignedInOwner, action: string) {
+async function auditEvents(owner: SignedInOwner, action: AuditAction) {
   return owner.fixture.runtime.database.db
     .selectFrom('audit_events')
     .select(['actor_label', 'target_type', 'target_id', 'target_label'])
