@@ -141,6 +141,7 @@ describe(`auditor access on ${testDialect}`, () => {
     // The nav offers only what the auditor may open, and no page of the set carries a form of the workspace.
     const controls = await auditor.get(`${owner.page}/controls`);
     assert.equal(controls.status, 200);
+    assert.match(controls.body, /Read-only auditor access until 31 Mar 2026, 23:59 UTC\./);
     const nav = /<nav class="tabs" aria-label="Workspace">([\s\S]*?)<\/nav>/.exec(controls.body)?.[1] ?? '';
     assert.deepEqual(
       [...nav.matchAll(/>([A-Za-z ]+)<\/a>/g)].map((m) => m[1]),
