@@ -168,6 +168,8 @@ describe(`auditor access on ${testDialect}`, () => {
       });
       const key = `${route.method} ${route.url.slice('/w/:workspaceId'.length)}`;
       await auditor.get(`${owner.page}/controls`);
+      // Pages and forms use GET and POST only; another method would need its own request here.
+      assert.ok(route.method === 'GET' || route.method === 'POST', key);
       const response = route.method === 'GET' ? await auditor.get(url) : await auditor.post(url, {});
       if (key === 'GET ') {
         assert.equal(response.status, 303, key);
@@ -193,6 +195,11 @@ describe(`auditor access on ${testDialect}`, () => {
       (await owner.client.get(`${owner.page}/policies/${records.policyId}/versions/2`)).status,
       200,
     );
+
+    // Another workspace is not theirs to know; the REST API takes API keys only, which they cannot make.
+    const other = await owner.fixture.provision({ email: 'other@example.com' });
+    assert.equal((await auditor.get(`/w/${other.workspaceId}/controls`)).status, 404);
+    assert.equal((await auditor.get('/api/v1/controls')).status, 401);
 
     // The writes were refused before anything changed.
     const risk = await owner.api('GET', `/risks/${records.riskId}`);
