@@ -197,6 +197,9 @@ export function evidenceRoutes(app: FastifyInstance, deps: RouteDeps): void {
     };
   }
   const querystring = listQuerySchema({ name: 'evidence', fields: EVIDENCE_FILTERS });
+  /** The list and its CSV, which an external auditor reads too. */
+  const auditorReads = { schema: { querystring }, config: { auditorMayRead: true } };
+  const fileReads = { config: { auditorMayRead: true } };
 
   async function storageUse(workspace: Workspace): Promise<StorageUse> {
     return {
@@ -287,41 +290,33 @@ export function evidenceRoutes(app: FastifyInstance, deps: RouteDeps): void {
     return { message: 'The evidence could not be saved; try again.' };
   }
 
-  app.get<{ Querystring: ListQuery }>(
-    '/evidence',
-    { schema: { querystring }, config: { auditorMayRead: true } },
-    async (request, reply) => {
-      const { membership } = accessOf(request);
-      const { workspace } = membership;
-      const controls = await allControls(deps, workspace.id);
-      const list = evidenceList(request, controls);
-      const view = await readList(
-        { ...list, fields: withRecordChoices(list.fields, { control_id: controlChoices(controls) }) },
-        workspace.id,
-        request.query,
-      );
-      if (!view) return sendInvalidListLink(request, reply);
-      const notice = request.query.notice;
-      return sendView(request, reply, 'evidence', {
-        title: `Evidence · ${workspace.name}`,
-        workspace,
-        canManage: canManageWorkspace(membership.role),
-        list: view,
-        storage: await storageUse(workspace),
-        notice: notice ? NOTICES[notice] : undefined,
-      });
-    },
-  );
+  app.get<{ Querystring: ListQuery }>('/evidence', auditorReads, async (request, reply) => {
+    const { membership } = accessOf(request);
+    const { workspace } = membership;
+    const controls = await allControls(deps, workspace.id);
+    const list = evidenceList(request, controls);
+    const view = await readList(
+      { ...list, fields: withRecordChoices(list.fields, { control_id: controlChoices(controls) }) },
+      workspace.id,
+      request.query,
+    );
+    if (!view) return sendInvalidListLink(request, reply);
+    const notice = request.query.notice;
+    return sendView(request, reply, 'evidence', {
+      title: `Evidence · ${workspace.name}`,
+      workspace,
+      canManage: canManageWorkspace(membership.role),
+      list: view,
+      storage: await storageUse(workspace),
+      notice: notice ? NOTICES[notice] : undefined,
+    });
+  });
 
-  app.get<{ Querystring: ListQuery }>(
-    '/evidence.csv',
-    { schema: { querystring }, config: { auditorMayRead: true } },
-    async (request, reply) => {
-      const workspaceId = accessOf(request).membership.workspace.id;
-      const controls = await allControls(deps, workspaceId);
-      return sendListCsv(reply, evidenceList(request, controls), workspaceId, request.query);
-    },
-  );
+  app.get<{ Querystring: ListQuery }>('/evidence.csv', auditorReads, async (request, reply) => {
+    const workspaceId = accessOf(request).membership.workspace.id;
+    const controls = await allControls(deps, workspaceId);
+    return sendListCsv(reply, evidenceList(request, controls), workspaceId, request.query);
+  });
 
   app.get('/evidence/new', async (request, reply) => newEvidencePage(request, reply));
 
@@ -575,25 +570,21 @@ export function evidenceRoutes(app: FastifyInstance, deps: RouteDeps): void {
     },
   );
 
-  app.get<EvidenceParams>(
-    '/evidence/:evidenceId/file',
-    { config: { auditorMayRead: true } },
-    async (request, reply) => {
-      const { evidenceId } = request.params;
-      if (!isIdInput(evidenceId)) return sendNotFound(request, reply);
-      const workspaceId = accessOf(request).membership.workspace.id;
-      const opened = await openEvidenceFile(evidenceDeps(request), workspaceId, evidenceId);
-      if (!opened) return sendNotFound(request, reply);
-      const { file, stream } = opened;
-      const charset = file.content_type.startsWith('text/') ? '; charset=utf-8' : '';
-      return reply
-        .headers(DOWNLOAD_HEADERS)
-        .header('content-type', `${file.content_type}${charset}`)
-        .header('content-length', file.size)
-        .header('content-disposition', attachment(file.name))
-        .send(stream);
-    },
-  );
+  app.get<EvidenceParams>('/evidence/:evidenceId/file', fileReads, async (request, reply) => {
+    const { evidenceId } = request.params;
+    if (!isIdInput(evidenceId)) return sendNotFound(request, reply);
+    const workspaceId = accessOf(request).membership.workspace.id;
+    const opened = await openEvidenceFile(evidenceDeps(request), workspaceId, evidenceId);
+    if (!opened) return sendNotFound(request, reply);
+    const { file, stream } = opened;
+    const charset = file.content_type.startsWith('text/') ? '; charset=utf-8' : '';
+    return reply
+      .headers(DOWNLOAD_HEADERS)
+      .header('content-type', `${file.content_type}${charset}`)
+      .header('content-length', file.size)
+      .header('content-disposition', attachment(file.name))
+      .send(stream);
+  });
 }
 
 /** The list's filters as the domain takes them. */

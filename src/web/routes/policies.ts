@@ -125,6 +125,8 @@ export function policyRoutes(app: FastifyInstance, deps: RouteDeps): void {
     },
   };
   const querystring = listQuerySchema(policiesList);
+  /** The list and its CSV, which an external auditor reads too. */
+  const auditorReads = { schema: { querystring }, config: { auditorMayRead: true } };
 
   function newPolicyPage(
     request: FastifyRequest,
@@ -232,29 +234,22 @@ export function policyRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const policyUrl = (workspaceId: string, policyId: string, notice: string) =>
     `/w/${workspaceId}/policies/${policyId}?notice=${notice}`;
 
-  app.get<{ Querystring: ListQuery }>(
-    '/policies',
-    { schema: { querystring }, config: { auditorMayRead: true } },
-    async (request, reply) => {
-      const base = pageBaseOf(request);
-      const view = await readList(policiesList, base.workspace.id, request.query);
-      if (!view) return sendInvalidListLink(request, reply);
-      const notice = request.query.notice;
-      return sendView(request, reply, 'policies', {
-        title: `Policies · ${base.workspace.name}`,
-        ...base,
-        list: view,
-        statusLabels: POLICY_STATUS_LABELS,
-        notice: notice ? NOTICES[notice] : undefined,
-      });
-    },
-  );
+  app.get<{ Querystring: ListQuery }>('/policies', auditorReads, async (request, reply) => {
+    const base = pageBaseOf(request);
+    const view = await readList(policiesList, base.workspace.id, request.query);
+    if (!view) return sendInvalidListLink(request, reply);
+    const notice = request.query.notice;
+    return sendView(request, reply, 'policies', {
+      title: `Policies · ${base.workspace.name}`,
+      ...base,
+      list: view,
+      statusLabels: POLICY_STATUS_LABELS,
+      notice: notice ? NOTICES[notice] : undefined,
+    });
+  });
 
-  app.get<{ Querystring: ListQuery }>(
-    '/policies.csv',
-    { schema: { querystring }, config: { auditorMayRead: true } },
-    async (request, reply) =>
-      sendListCsv(reply, policiesList, accessOf(request).membership.workspace.id, request.query),
+  app.get<{ Querystring: ListQuery }>('/policies.csv', auditorReads, async (request, reply) =>
+    sendListCsv(reply, policiesList, accessOf(request).membership.workspace.id, request.query),
   );
 
   app.get('/policies/new', async (request, reply) => newPolicyPage(request, reply, EMPTY_POLICY_FORM));

@@ -212,6 +212,8 @@ export function riskRoutes(app: FastifyInstance, deps: RouteDeps): void {
     };
   }
   const querystring = listQuerySchema({ name: 'risks', fields: RISK_FILTERS });
+  /** The list and its CSV, which an external auditor reads too. */
+  const auditorReads = { schema: { querystring }, config: { auditorMayRead: true } };
 
   async function choices(workspaceId: string): Promise<RiskChoices> {
     const [people, controls] = await Promise.all([
@@ -287,40 +289,32 @@ export function riskRoutes(app: FastifyInstance, deps: RouteDeps): void {
     );
   }
 
-  app.get<{ Querystring: ListQuery }>(
-    '/risks',
-    { schema: { querystring }, config: { auditorMayRead: true } },
-    async (request, reply) => {
-      const { membership } = accessOf(request);
-      const { workspace } = membership;
-      const options = await choices(workspace.id);
-      const view = await readList(risksList(options), workspace.id, request.query);
-      if (!view) return sendInvalidListLink(request, reply);
-      const cells = await countOpenRisksByRating(deps, workspace.id);
-      const notice = request.query.notice;
-      return sendView(request, reply, 'risks', {
-        title: `Risks · ${workspace.name}`,
-        workspace,
-        canManage: canManageWorkspace(membership.role),
-        list: { ...view, items: riskRows(view.items, options.people, options.controls) },
-        heat: heatMap(cells),
-        openRiskCount: cells.reduce((sum, cell) => sum + cell.count, 0),
-        ratingLabels: RATING_LABELS,
-        impactLabels: IMPACT_LABELS,
-        ...RISK_LABELS,
-        notice: notice ? NOTICES[notice] : undefined,
-      });
-    },
-  );
+  app.get<{ Querystring: ListQuery }>('/risks', auditorReads, async (request, reply) => {
+    const { membership } = accessOf(request);
+    const { workspace } = membership;
+    const options = await choices(workspace.id);
+    const view = await readList(risksList(options), workspace.id, request.query);
+    if (!view) return sendInvalidListLink(request, reply);
+    const cells = await countOpenRisksByRating(deps, workspace.id);
+    const notice = request.query.notice;
+    return sendView(request, reply, 'risks', {
+      title: `Risks · ${workspace.name}`,
+      workspace,
+      canManage: canManageWorkspace(membership.role),
+      list: { ...view, items: riskRows(view.items, options.people, options.controls) },
+      heat: heatMap(cells),
+      openRiskCount: cells.reduce((sum, cell) => sum + cell.count, 0),
+      ratingLabels: RATING_LABELS,
+      impactLabels: IMPACT_LABELS,
+      ...RISK_LABELS,
+      notice: notice ? NOTICES[notice] : undefined,
+    });
+  });
 
-  app.get<{ Querystring: ListQuery }>(
-    '/risks.csv',
-    { schema: { querystring }, config: { auditorMayRead: true } },
-    async (request, reply) => {
-      const workspaceId = accessOf(request).membership.workspace.id;
-      return sendListCsv(reply, risksList(await choices(workspaceId)), workspaceId, request.query);
-    },
-  );
+  app.get<{ Querystring: ListQuery }>('/risks.csv', auditorReads, async (request, reply) => {
+    const workspaceId = accessOf(request).membership.workspace.id;
+    return sendListCsv(reply, risksList(await choices(workspaceId)), workspaceId, request.query);
+  });
 
   registerRecordPages(app, {
     path: 'risks',
