@@ -18,6 +18,8 @@ import { getWorkspace, type WorkspaceContext } from './service.ts';
 
 /** The furthest date an auditor's access may run to, counted from today: an audit, not a tenure. */
 export const AUDITOR_ACCESS_MAX_DAYS = 366;
+/** Auditors (whose access may have ended) and pending auditor invitations a workspace holds at once. */
+export const AUDITORS_MAX = 25;
 
 const DATE_PATTERN = /^(\d{4})-(\d{2})-(\d{2})$/;
 
@@ -47,6 +49,8 @@ export type AuditorChangeError =
   | { code: 'invalid_email' }
   /** Not a date, in the past, or further than `AUDITOR_ACCESS_MAX_DAYS` away. */
   | { code: 'invalid_date' }
+  /** `AUDITORS_MAX` auditors and pending invitations already: remove one first. */
+  | { code: 'too_many_auditors' }
   | { code: 'too_many'; retryAfterMs: number };
 
 type Change<T> = Promise<Result<T, AuditorChangeError>>;
@@ -93,6 +97,9 @@ export function inviteAuditor(
       )
       .executeTakeFirst();
     if (holder && holder.role !== 'auditor') return err({ code: 'already_member' as const });
+    if (!holder && (await auditorsHeld(trx, input.workspaceId, email, now)) >= AUDITORS_MAX) {
+      return err({ code: 'too_many_auditors' as const });
+    }
     const workspace = await getWorkspace(trx, input.workspaceId);
     if (!workspace) return err({ code: 'not_member' as const });
     const sent = await reissueInvitation(trx, ctx, workspace, {
@@ -114,6 +121,28 @@ export function inviteAuditor(
     );
     return ok({ email, accessUntil });
   });
+}
+
+/** Auditors, and pending auditor invitations except one to `email` (a new one replaces it). */
+async function auditorsHeld(trx: Tx, workspaceId: string, email: string, now: number): Promise<number> {
+  const members = await trx
+    .selectFrom('workspace_members')
+    .select((eb) => eb.fn.countAll().as('count'))
+    .where('workspace_id', '=', workspaceId)
+    .where('role', '=', 'auditor')
+    .executeTakeFirstOrThrow();
+  const invitations = await trx
+    .selectFrom('workspace_invitations')
+    .select((eb) => eb.fn.countAll().as('count'))
+    .where('workspace_id', '=', workspaceId)
+    .where('role', '=', 'auditor')
+    .where('accepted_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .where('withdrawn_at', 'is', null)
+    .where('expires_at', '>', now)
+    .where((eb) => eb(eb.fn('lower', [eb.ref('email')]), '!=', email.toLowerCase()))
+    .executeTakeFirstOrThrow();
+  return Number(members.count) + Number(invitations.count);
 }
 
 const auditorLabel = (email: string, accessUntil: Date) =>

@@ -1,5 +1,6 @@
 export {
   AUDITOR_ACCESS_MAX_DAYS,
+  AUDITORS_MAX,
   type Auditor,
   type AuditorChangeError,
   type AuditorInvitation,

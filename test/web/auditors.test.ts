@@ -349,6 +349,21 @@ describe(`auditor access on ${testDialect}`, () => {
     const link = await owner.fixture.runtime.app.inject({ method: 'GET', url: path });
     assert.doesNotMatch(link.body, /Accept this invitation/);
 
+    // Auditors take no seat, so their number has a bound of its own.
+    for (let n = 1; n <= 25; n++) {
+      const invited = await owner.client.post(`${owner.page}/auditors/invitations`, {
+        email: `auditor${n}@audit-firm.example`,
+        access_until: '2026-03-31',
+      });
+      assert.equal(invited.status, 303, invited.body);
+    }
+    const oneTooMany = await owner.client.post(`${owner.page}/auditors/invitations`, {
+      email: 'auditor26@audit-firm.example',
+      access_until: '2026-03-31',
+    });
+    assert.equal(oneTooMany.status, 409);
+    assert.equal(errorCodeOf(oneTooMany.body), 'too_many_auditors');
+
     // Another workspace's auditor or invitation is not found here.
     assert.equal((await owner.client.post(`${owner.page}/auditors/mbr_elsewhere/revoke`, {})).status, 404);
 

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DAY_MS } from '../../shared/clock.ts';
 import {
   AUDITOR_ACCESS_MAX_DAYS,
+  AUDITORS_MAX,
   type AuditorChangeError,
   inviteAuditor,
   listAuditors,
@@ -62,6 +63,13 @@ function failure(error: AuditorChangeError): { status: number; error: FieldError
         error: {
           field: 'access_until',
           message: `Choose a date from today to at most ${AUDITOR_ACCESS_MAX_DAYS} days ahead.`,
+        },
+      };
+    case 'too_many_auditors':
+      return {
+        status: 409,
+        error: {
+          message: `A workspace holds at most ${AUDITORS_MAX} auditors and pending auditor invitations; remove one first.`,
         },
       };
     case 'too_many':
