@@ -293,9 +293,27 @@ try {
     );
   await page.getByRole('button', { name: 'Preview the import' }).click();
   await shoot(page, 'people-import');
+  await page.goto(`${workspaceUrl}/auditors`);
+  await page.getByLabel('Email address').fill('iris@audit.example');
+  await page.getByLabel('Access until').fill('2026-04-30');
+  await page.getByRole('button', { name: 'Send invitation' }).click();
+  await page.waitForURL(/notice=/);
+  await shoot(page, 'auditors');
   await page.goto(`${workspaceUrl}/billing`);
   await shoot(page, 'billing');
 
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await runtime.jobs.drain();
+  const auditorLink = sent
+    .filter((mail) => mail.to === 'iris@audit.example')
+    .at(-1)
+    ?.text.match(/http\S+\/invitations\/\S+/)?.[0];
+  if (!auditorLink) throw new Error('no auditor invitation sent');
+  await page.goto(auditorLink);
+  await page.getByLabel('New password').fill('correct horse battery staple');
+  await page.getByRole('button', { name: 'Accept and open the workspace' }).click();
+  await page.waitForURL(/\/controls$/);
+  await shoot(page, 'auditor-controls');
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.goto(`${baseUrl}/sign-in`);
   await page.getByLabel('Email address').fill('ada@acme.example');

@@ -25,6 +25,7 @@ import * as justificationRetired from './migrations/0023_justification_retired.t
 import * as riskTreatmentVendorReview from './migrations/0024_risk_treatment_vendor_review.ts';
 import * as peoplePolicies from './migrations/0025_people_policies.ts';
 import * as soaVersions from './migrations/0026_soa_versions.ts';
+import * as auditorAccess from './migrations/0030_auditor_access.ts';
 
 /** The one ordered set of migrations, for both dialects. Append only; never edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -53,6 +54,7 @@ export const migrations: Record<string, Migration> = {
   '0024_risk_treatment_vendor_review': riskTreatmentVendorReview,
   '0025_people_policies': peoplePolicies,
   '0026_soa_versions': soaVersions,
+  '0030_auditor_access': auditorAccess,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema

@@ -3,11 +3,13 @@ export type { MailStatus } from './mail.table.ts';
 export { type MailLogger, queueMail, SEND_MAIL_JOB, sendMailJob } from './outbox.ts';
 export {
   type AccountLinkInput,
+  type AuditorInvitationInput,
   type EmailChangedInput,
   type MovedToFreeInput,
   type OwnerInvitationInput,
   type PasswordChangedInput,
   type RenderedMail,
+  renderAuditorInvitation,
   renderEmailChangeConfirmation,
   renderEmailChanged,
   renderMovedToFree,

@@ -87,6 +87,39 @@ export function renderTeamInvitation(input: TeamInvitationInput): RenderedMail {
   return { template: 'team_invitation', subject, text, html };
 }
 
+export interface AuditorInvitationInput {
+  workspaceName: string;
+  acceptUrl: string;
+  expiresAt: Date;
+  /** The last instant the access lasts. */
+  accessUntil: Date;
+}
+
+/** An owner invited an external auditor from the app's Auditors page: read-only, until a date. */
+export function renderAuditorInvitation(input: AuditorInvitationInput): RenderedMail {
+  const expires = dateFormat.format(input.expiresAt);
+  const until = dateTimeFormat.format(input.accessUntil);
+  const subject = 'You are invited to audit a compliance workspace';
+  const access = `As its auditor you can read its controls, risks, policies and evidence, and download them, until ${until} (UTC); you cannot change anything. Every page you open is recorded in the workspace's audit log.`;
+  const text = [
+    `You are invited to audit the compliance workspace "${input.workspaceName}".`,
+    access,
+    '',
+    'Accept the invitation (sign in, or create an account with this address):',
+    input.acceptUrl,
+    '',
+    `This invitation link expires on ${expires} (UTC). If you did not expect it, ignore this email.`,
+  ].join('\n');
+  const html = `<!doctype html>
+<html><body style="font-family: sans-serif">
+<p>You are invited to audit the compliance workspace <strong>${escapeHtml(input.workspaceName)}</strong>.</p>
+<p>${escapeHtml(access)}</p>
+<p><a href="${escapeHtml(input.acceptUrl)}">Accept the invitation</a></p>
+<p>This invitation link expires on ${escapeHtml(expires)} (UTC). If you did not expect it, ignore this email.</p>
+</body></html>`;
+  return { template: 'auditor_invitation', subject, text, html };
+}
+
 export interface WebhookDisabledInput {
   workspaceName: string;
   subscriptionId: string;

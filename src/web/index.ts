@@ -7,6 +7,7 @@ import { sendPage } from './render.ts';
 import { accountRoutes } from './routes/account.ts';
 import { accountLinkRoutes } from './routes/account-links.ts';
 import { auditRoutes } from './routes/audit.ts';
+import { auditorRoutes } from './routes/auditors.ts';
 import { billingRoutes } from './routes/billing.ts';
 import { controlRoutes } from './routes/controls.ts';
 import { evidenceRoutes } from './routes/evidence.ts';
@@ -88,6 +89,7 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
     reportRoutes,
     integrationRoutes,
     memberRoutes,
+    auditorRoutes,
     auditRoutes,
     webhookRoutes,
     billingRoutes,

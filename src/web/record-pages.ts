@@ -34,6 +34,8 @@ export interface RecordPages<Item extends { id: string }, Form, CreateBody, Upda
   /** The list's path under the workspace (`risks`) and the record's URL parameter (`riskId`). */
   path: string;
   param: string;
+  /** Whether an external auditor may read a record's page (never the forms). */
+  auditorMayRead?: boolean;
   /** The form as sent: text, bounded, before the REST API's schema judges the values. */
   formBody: TSchema;
   formOf(body: FormValues): Form;
@@ -122,7 +124,7 @@ export function registerRecordPages<Item extends { id: string }, Form, CreateBod
 
   app.get<{ Querystring: { notice?: string } }>(
     `/${pages.path}/:${pages.param}`,
-    { schema: { querystring: NoticeQuery } },
+    { schema: { querystring: NoticeQuery }, config: { auditorMayRead: pages.auditorMayRead ?? false } },
     async (request, reply) => {
       const item = await recordOf(request);
       if (!item) return sendNotFound(request, reply);

@@ -145,6 +145,16 @@ export function renderPage(view: string, visit: Visit | undefined, data: PageDat
   });
 }
 
+/**
+ * Whether an external auditor reads the page, and until when: its forms and the nav's other pages
+ * are then left out (the workspace scope refuses them anyway). False for everyone else.
+ */
+function auditorOf(request: FastifyRequest): false | { until: string } {
+  const membership = request.workspaceAccess?.membership;
+  if (membership?.role !== 'auditor' || !membership.accessUntil) return false;
+  return { until: helpers.dateTime(membership.accessUntil) };
+}
+
 /** Sends a page with the app's security headers; never cached, since pages depend on who asks. */
 export function sendPage(
   request: FastifyRequest,
@@ -154,7 +164,12 @@ export function sendPage(
   status = 200,
   formTargets: readonly string[] = [],
 ): FastifyReply {
-  return sendHtml(reply, renderPage(view, request.visit, data, status), status, formTargets);
+  return sendHtml(
+    reply,
+    renderPage(view, request.visit, { auditor: auditorOf(request), ...data }, status),
+    status,
+    formTargets,
+  );
 }
 
 /**

@@ -1,4 +1,16 @@
 export {
+  AUDITOR_ACCESS_MAX_DAYS,
+  AUDITORS_MAX,
+  type Auditor,
+  type AuditorChangeError,
+  type AuditorInvitation,
+  accessUntilOfDate,
+  inviteAuditor,
+  listAuditors,
+  revokeAuditor,
+  revokeAuditorInvitation,
+} from './auditors.ts';
+export {
   describeWorkspace,
   type InvitationRecord,
   listWorkspaces,
@@ -24,6 +36,7 @@ export {
   canManageWorkspace,
   changeMemberRole,
   findMembership,
+  hasAccess,
   inviteMember,
   leaveWorkspace,
   listMembers,

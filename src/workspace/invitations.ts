@@ -23,6 +23,8 @@ export interface Invitation {
   role: MemberRole;
   status: InvitationStatus;
   expiresAt: Date;
+  /** An auditor's invitation: the access it gives ends then. */
+  accessUntil: Date | null;
   workspace: Workspace;
 }
 
@@ -67,6 +69,7 @@ export async function findInvitation(
     role: row.role,
     status: invitationStatus(row, ctx.clock.now().getTime()),
     expiresAt: new Date(row.expires_at),
+    accessUntil: row.access_until === null ? null : new Date(row.access_until),
     workspace,
   };
 }
@@ -80,7 +83,8 @@ export type AcceptError = 'not_found' | Exclude<InvitationStatus, 'pending'>;
  * the audit log says who accepted. An account already in the workspace stays as it is, with its
  * role: an invitation never makes a second membership, nor gives back a role taken away. In the
  * caller's transaction, so whatever else it does (creating the account)
- * commits with it or not at all.
+ * commits with it or not at all. An auditor invited again (a new date) keeps one membership, with
+ * the new date.
  */
 export async function acceptInvitation(
   trx: Tx,
@@ -111,10 +115,17 @@ export async function acceptInvitation(
   }
   const membership = await trx
     .selectFrom('workspace_members')
-    .select('role')
+    .select(['id', 'role'])
     .where('workspace_id', '=', row.workspace_id)
     .where('user_id', '=', input.userId)
     .executeTakeFirst();
+  if (membership?.role === 'auditor' && row.role === 'auditor') {
+    await trx
+      .updateTable('workspace_members')
+      .set({ access_until: row.access_until })
+      .where('id', '=', membership.id)
+      .execute();
+  }
   if (!membership) {
     await releaseFormerAddress(trx, row.workspace_id, row.email);
     const joined = await trx
@@ -125,6 +136,7 @@ export async function acceptInvitation(
         email: row.email,
         role: row.role,
         user_id: input.userId,
+        access_until: row.access_until,
         created_at: now,
       })
       .onConflict((oc) =>
@@ -178,12 +190,17 @@ export async function resendInvitation(
     if (status === 'pending') return err({ code: 'still_valid' as const });
     if (status === 'accepted') return err({ code: 'used' as const });
     if (status === 'withdrawn') return err({ code: 'withdrawn' as const });
+    // An auditor's access that has ended is not offered again by its old link: an owner invites anew.
+    if (row.access_until !== null && row.access_until < ctx.clock.now().getTime()) {
+      return err({ code: 'withdrawn' as const });
+    }
     const workspace = await getWorkspace(trx, row.workspace_id);
     if (!workspace) return err({ code: 'not_found' as const });
     const sent = await reissueInvitation(trx, ctx, workspace, {
       email: row.email,
       role: row.role,
       invitedByUserId: row.invited_by_user_id,
+      accessUntil: row.access_until === null ? null : new Date(row.access_until),
     });
     if (!sent.ok) return sent;
     await recordAuditEvent(trx, {

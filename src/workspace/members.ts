@@ -13,13 +13,23 @@ import type { MemberRole } from './workspace.table.ts';
 export interface Membership {
   workspace: Workspace;
   role: MemberRole;
+  /** When an auditor's access ends; null for the other roles, whose access has no end date. */
+  accessUntil: Date | null;
 }
+
+/** Whether the membership gives access at `now`: an auditor's lasts up to its `accessUntil`, inclusive. */
+export function hasAccess(membership: Pick<Membership, 'accessUntil'>, now: Date): boolean {
+  return membership.accessUntil === null || now.getTime() <= membership.accessUntil.getTime();
+}
+
+const accessUntilOf = (row: { access_until: number | null }) =>
+  row.access_until === null ? null : new Date(row.access_until);
 
 /** The workspaces an account belongs to, oldest membership first. */
 export async function listMemberships(db: Db, userId: string): Promise<Membership[]> {
   const rows = await db
     .selectFrom('workspace_members')
-    .select(['workspace_id', 'role'])
+    .select(['workspace_id', 'role', 'access_until'])
     .where('user_id', '=', userId)
     .orderBy('created_at')
     .orderBy('id')
@@ -27,13 +37,13 @@ export async function listMemberships(db: Db, userId: string): Promise<Membershi
   const memberships: Membership[] = [];
   for (const row of rows) {
     const workspace = await getWorkspace(db, row.workspace_id);
-    if (workspace) memberships.push({ workspace, role: row.role });
+    if (workspace) memberships.push({ workspace, role: row.role, accessUntil: accessUntilOf(row) });
   }
   return memberships;
 }
 
 /** Ids come from URLs and forms: one no row can have (PostgreSQL text holds no U+0000) is simply not found. */
-function couldBeId(id: string): boolean {
+export function couldBeId(id: string): boolean {
   return id.length <= MAX_ID_LENGTH && isStorableText(id);
 }
 const MAX_ID_LENGTH = 100;
@@ -47,13 +57,13 @@ export async function findMembership(
   if (!couldBeId(workspaceId)) return undefined;
   const row = await db
     .selectFrom('workspace_members')
-    .select('role')
+    .select(['role', 'access_until'])
     .where('workspace_id', '=', workspaceId)
     .where('user_id', '=', userId)
     .executeTakeFirst();
   if (!row) return undefined;
   const workspace = await getWorkspace(db, workspaceId);
-  return workspace ? { workspace, role: row.role } : undefined;
+  return workspace ? { workspace, role: row.role, accessUntil: accessUntilOf(row) } : undefined;
 }
 
 /** Owners and admins manage the workspace: Integrations, Billing and members. */
@@ -93,10 +103,13 @@ export interface OpenInvitation {
   invitedByUserId: string | null;
 }
 
-/** The workspace's members, owners first, then admins, then members; each group by join date. */
+/**
+ * The workspace's members, owners first, then admins, then members; each group by join date.
+ * External auditors are not members of the team: they are listed apart (`listAuditors`).
+ */
 export async function listMembers(db: Db, workspaceId: string): Promise<Member[]> {
-  const rows = await membersWithAddress(db, workspaceId).execute();
-  const rank: Record<MemberRole, number> = { owner: 0, admin: 1, member: 2 };
+  const rows = await membersWithAddress(db, workspaceId).where('member.role', '!=', 'auditor').execute();
+  const rank: Record<MemberRole, number> = { owner: 0, admin: 1, member: 2, auditor: 3 };
   return rows
     .map((row) => ({
       id: row.id,
@@ -111,12 +124,14 @@ export async function listMembers(db: Db, workspaceId: string): Promise<Member[]
 /**
  * Invitations still waiting for their address (pending or expired, neither accepted, replaced
  * nor withdrawn), newest first: at most one per address, since a new one replaces the last.
+ * Auditors' invitations are listed with the auditors.
  */
 export async function listOpenInvitations(db: Db, now: Date, workspaceId: string): Promise<OpenInvitation[]> {
   const rows = await db
     .selectFrom('workspace_invitations')
     .selectAll()
     .where('workspace_id', '=', workspaceId)
+    .where('role', '!=', 'auditor')
     .where('accepted_at', 'is', null)
     .where('revoked_at', 'is', null)
     .where('withdrawn_at', 'is', null)
@@ -152,7 +167,7 @@ export type MemberChangeError =
 
 type Change<T> = Promise<Result<T, MemberChangeError>>;
 
-interface MemberRow {
+export interface MemberRow {
   id: string;
   email: string;
   role: MemberRole;
@@ -166,7 +181,7 @@ interface MemberRow {
  * (under PostgreSQL's READ COMMITTED a plain count-then-update would let both through). SQLite
  * takes its write lock at BEGIN IMMEDIATE anyway.
  */
-async function lockMembers(trx: Tx, workspaceId: string): Promise<boolean> {
+export async function lockMembers(trx: Tx, workspaceId: string): Promise<boolean> {
   const locked = await trx
     .updateTable('workspaces')
     .set((eb) => ({ id: eb.ref('id') }))
@@ -179,10 +194,11 @@ async function memberBy(trx: Tx, workspaceId: string, by: { userId: string } | {
   if ('memberId' in by && !couldBeId(by.memberId)) return undefined;
   // The address the member's account has now (membersWithAddress), which removing withdraws.
   let query = membersWithAddress(trx, workspaceId);
+  // A member named by id is one of the team: auditors are changed and removed as auditors only.
   query =
     'userId' in by
       ? query.where('member.user_id', '=', by.userId)
-      : query.where('member.id', '=', by.memberId);
+      : query.where('member.id', '=', by.memberId).where('member.role', '!=', 'auditor');
   return (await query.executeTakeFirst()) as MemberRow | undefined;
 }
 
@@ -200,14 +216,14 @@ async function ownerCount(trx: Tx, workspaceId: string): Promise<number> {
  * Runs a change to the workspace's members under its lock, with the acting account's membership
  * as it is now (not as the page saw it a moment ago).
  */
-function withActor<T>(
+export function withActor<T, E extends { code: string } = MemberChangeError>(
   db: Db,
   workspaceId: string,
   actorUserId: string,
-  change: (trx: Tx, actor: MemberRow) => Change<T>,
-): Change<T> {
+  change: (trx: Tx, actor: MemberRow) => Promise<Result<T, NoInfer<E> | { code: 'not_member' }>>,
+): Promise<Result<T, E | { code: 'not_member' }>> {
   if (!couldBeId(workspaceId)) return Promise.resolve(err({ code: 'not_member' as const }));
-  return inTransaction(db, async (trx) => {
+  return inTransaction(db, async (trx): Promise<Result<T, E | { code: 'not_member' }>> => {
     if (!(await lockMembers(trx, workspaceId))) return err({ code: 'not_member' as const });
     const actor = await memberBy(trx, workspaceId, { userId: actorUserId });
     if (!actor) return err({ code: 'not_member' as const });
@@ -216,17 +232,20 @@ function withActor<T>(
 }
 
 /** Records a change to the workspace's members in its transaction: who did it, to whom, from where. */
-async function recordMemberEvent(
+export async function recordMemberEvent(
   trx: Tx,
   ctx: Pick<WorkspaceContext, 'clock'>,
   workspaceId: string,
-  event: { action: AuditAction; target: { type: 'invitation' | 'member'; id: string; label: string } },
+  event: {
+    action: AuditAction;
+    target: { type: 'invitation' | 'member' | 'auditor'; id: string; label: string };
+  },
   source: AuditSource,
 ): Promise<void> {
   await recordAuditEvent(trx, { workspaceId, ...event, ...source, at: ctx.clock.now() });
 }
 
-const invitationLabel = (invitation: { email: string; role: MemberRole }) =>
+export const invitationLabel = (invitation: { email: string; role: MemberRole }) =>
   `${invitation.email} (${invitation.role})`;
 const roleChangeLabel = (change: { email: string; from: MemberRole; to: MemberRole }) =>
   `${change.email}: ${change.from} → ${change.to}`;
@@ -235,7 +254,7 @@ const roleChangeLabel = (change: { email: string; from: MemberRole; to: MemberRo
  * Withdraws every invitation of the address to the workspace that is still open (or, with
  * `includingAccepted`, every one: a removed member's old link can then not ask for a new one).
  */
-async function withdrawInvitations(
+export async function withdrawInvitations(
   trx: Tx,
   workspaceId: string,
   email: string,
@@ -255,17 +274,20 @@ async function withdrawInvitations(
 /**
  * What counts against the plan's members: members, and invitations still pending (neither
  * accepted, replaced, withdrawn nor expired) except one to `email`, which a new invitation replaces.
+ * External auditors take no seat.
  */
 async function seatsTaken(trx: Tx, workspaceId: string, email: string, now: number): Promise<number> {
   const members = await trx
     .selectFrom('workspace_members')
     .select((eb) => eb.fn.countAll().as('count'))
     .where('workspace_id', '=', workspaceId)
+    .where('role', '!=', 'auditor')
     .executeTakeFirstOrThrow();
   const invitations = await trx
     .selectFrom('workspace_invitations')
     .select((eb) => eb.fn.countAll().as('count'))
     .where('workspace_id', '=', workspaceId)
+    .where('role', '!=', 'auditor')
     .where('accepted_at', 'is', null)
     .where('revoked_at', 'is', null)
     .where('withdrawn_at', 'is', null)
@@ -334,6 +356,7 @@ async function openInvitation(trx: Tx, workspaceId: string, invitationId: string
     .select(['id', 'email', 'role', 'invited_by_user_id'])
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', invitationId)
+    .where('role', '!=', 'auditor')
     .where('accepted_at', 'is', null)
     .where('revoked_at', 'is', null)
     .where('withdrawn_at', 'is', null)
@@ -467,12 +490,12 @@ export interface RemovedMember {
   role: MemberRole;
 }
 
-async function deleteMember(
+export async function deleteMember(
   trx: Tx,
   ctx: Pick<WorkspaceContext, 'clock'>,
   workspaceId: string,
   member: MemberRow,
-  audit: { action: 'member.removed' | 'member.left'; source: AuditSource },
+  audit: { action: 'member.removed' | 'member.left' | 'auditor.access_revoked'; source: AuditSource },
 ): Promise<RemovedMember> {
   await trx.deleteFrom('workspace_members').where('id', '=', member.id).execute();
   await withdrawInvitations(trx, workspaceId, member.email, ctx.clock.now().getTime(), {
@@ -482,7 +505,14 @@ async function deleteMember(
     trx,
     ctx,
     workspaceId,
-    { action: audit.action, target: { type: 'member', id: member.id, label: invitationLabel(member) } },
+    {
+      action: audit.action,
+      target: {
+        type: member.role === 'auditor' ? 'auditor' : 'member',
+        id: member.id,
+        label: invitationLabel(member),
+      },
+    },
     audit.source,
   );
   return { memberId: member.id, email: member.email, role: member.role };

@@ -1,6 +1,11 @@
 import { PLANS, type PlanId } from '../catalog/index.ts';
 import type { Tx } from '../db/schema.ts';
-import { queueMail, renderOwnerInvitation, renderTeamInvitation } from '../mail/index.ts';
+import {
+  queueMail,
+  renderAuditorInvitation,
+  renderOwnerInvitation,
+  renderTeamInvitation,
+} from '../mail/index.ts';
 import { type Clock, DAY_MS } from '../shared/clock.ts';
 import { newId, newSecret, sha256Hex } from '../shared/ids.ts';
 import type { MemberRole } from './workspace.table.ts';
@@ -20,6 +25,8 @@ export interface Invitee {
   role: MemberRole;
   /** The owner or admin who invited from the app; absent (null) for a purchase's owner invitation. */
   invitedByUserId?: string | null;
+  /** An auditor's access ends then; the invitation link then too, if that comes before its 7 days. */
+  accessUntil?: Date | null;
 }
 
 /**
@@ -36,7 +43,10 @@ export async function sendInvitation(
   const now = ctx.clock.now();
   const token = newSecret('inv_');
   const id = newId('invite', now);
-  const expiresAt = new Date(now.getTime() + INVITATION_LIFETIME_MS);
+  const accessUntil = invitee.accessUntil ?? null;
+  const expiresAt = new Date(
+    Math.min(now.getTime() + INVITATION_LIFETIME_MS, accessUntil?.getTime() ?? Number.POSITIVE_INFINITY),
+  );
   const invitedByUserId = invitee.invitedByUserId ?? null;
   await trx
     .insertInto('workspace_invitations')
@@ -51,12 +61,14 @@ export async function sendInvitation(
       revoked_at: null,
       invited_by_user_id: invitedByUserId,
       withdrawn_at: null,
+      access_until: accessUntil?.getTime() ?? null,
       created_at: now.getTime(),
     })
     .execute();
   const acceptUrl = `${ctx.baseUrl}/invitations/${token}`;
-  const mail =
-    invitedByUserId === null && invitee.role === 'owner'
+  const mail = accessUntil
+    ? renderAuditorInvitation({ workspaceName: workspace.workspaceName, acceptUrl, expiresAt, accessUntil })
+    : invitedByUserId === null && invitee.role === 'owner'
       ? renderOwnerInvitation({
           workspaceName: workspace.workspaceName,
           planName: PLANS[workspace.plan].name,

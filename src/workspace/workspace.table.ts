@@ -33,7 +33,8 @@ export interface TermNoticesTable {
   sent_at: number;
 }
 
-export type MemberRole = 'owner' | 'admin' | 'member';
+/** `auditor`: an external auditor's read-only access to one workspace, until `access_until`. */
+export type MemberRole = 'owner' | 'admin' | 'member' | 'auditor';
 
 export interface WorkspaceMembersTable {
   id: string;
@@ -42,6 +43,8 @@ export interface WorkspaceMembersTable {
   role: MemberRole;
   /** The account that accepted the invitation (null for members added before accounts existed). */
   user_id: string | null;
+  /** When an auditor's access ends (epoch ms); null for the other roles. */
+  access_until: number | null;
   created_at: number;
 }
 
@@ -63,5 +66,7 @@ export interface WorkspaceInvitationsTable {
    * link then answers that, and cannot ask for a fresh one.
    */
   withdrawn_at: number | null;
+  /** The access an auditor's invitation gives ends then (epoch ms); null for the other roles. */
+  access_until: number | null;
   created_at: number;
 }

@@ -126,6 +126,8 @@ function controlChange(form: ControlForm) {
 export function controlRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const list = controlsList(deps);
   const querystring = listQuerySchema(list);
+  /** The list and its CSV, which an external auditor reads too. */
+  const auditorReads = { schema: { querystring }, config: { auditorMayRead: true } };
 
   async function controlsPage(
     request: FastifyRequest,
@@ -163,12 +165,12 @@ export function controlRoutes(app: FastifyInstance, deps: RouteDeps): void {
     );
   }
 
-  app.get<{ Querystring: ListQuery }>('/controls', { schema: { querystring } }, async (request, reply) => {
+  app.get<{ Querystring: ListQuery }>('/controls', auditorReads, async (request, reply) => {
     const notice = request.query.notice === 'updated' ? 'Control updated.' : undefined;
     return controlsPage(request, reply, accessOf(request).membership, request.query, { notice });
   });
 
-  app.get<{ Querystring: ListQuery }>('/controls.csv', { schema: { querystring } }, async (request, reply) =>
+  app.get<{ Querystring: ListQuery }>('/controls.csv', auditorReads, async (request, reply) =>
     sendListCsv(reply, list, accessOf(request).membership.workspace.id, request.query),
   );
 
@@ -324,7 +326,10 @@ export function controlRoutes(app: FastifyInstance, deps: RouteDeps): void {
 
   app.get<ControlParams & { Querystring: { notice?: string } }>(
     '/controls/:controlId',
-    { schema: { querystring: Type.Object({ notice: Type.Optional(Type.String({ maxLength: 40 })) }) } },
+    {
+      schema: { querystring: Type.Object({ notice: Type.Optional(Type.String({ maxLength: 40 })) }) },
+      config: { auditorMayRead: true },
+    },
     async (request, reply) => {
       const control = await controlOf(request);
       if (!control) return sendNotFound(request, reply);

@@ -197,6 +197,9 @@ export function evidenceRoutes(app: FastifyInstance, deps: RouteDeps): void {
     };
   }
   const querystring = listQuerySchema({ name: 'evidence', fields: EVIDENCE_FILTERS });
+  /** The list and its CSV, which an external auditor reads too. */
+  const auditorReads = { schema: { querystring }, config: { auditorMayRead: true } };
+  const fileReads = { config: { auditorMayRead: true } };
 
   async function storageUse(workspace: Workspace): Promise<StorageUse> {
     return {
@@ -287,7 +290,7 @@ export function evidenceRoutes(app: FastifyInstance, deps: RouteDeps): void {
     return { message: 'The evidence could not be saved; try again.' };
   }
 
-  app.get<{ Querystring: ListQuery }>('/evidence', { schema: { querystring } }, async (request, reply) => {
+  app.get<{ Querystring: ListQuery }>('/evidence', auditorReads, async (request, reply) => {
     const { membership } = accessOf(request);
     const { workspace } = membership;
     const controls = await allControls(deps, workspace.id);
@@ -309,15 +312,11 @@ export function evidenceRoutes(app: FastifyInstance, deps: RouteDeps): void {
     });
   });
 
-  app.get<{ Querystring: ListQuery }>(
-    '/evidence.csv',
-    { schema: { querystring } },
-    async (request, reply) => {
-      const workspaceId = accessOf(request).membership.workspace.id;
-      const controls = await allControls(deps, workspaceId);
-      return sendListCsv(reply, evidenceList(request, controls), workspaceId, request.query);
-    },
-  );
+  app.get<{ Querystring: ListQuery }>('/evidence.csv', auditorReads, async (request, reply) => {
+    const workspaceId = accessOf(request).membership.workspace.id;
+    const controls = await allControls(deps, workspaceId);
+    return sendListCsv(reply, evidenceList(request, controls), workspaceId, request.query);
+  });
 
   app.get('/evidence/new', async (request, reply) => newEvidencePage(request, reply));
 
@@ -486,7 +485,7 @@ export function evidenceRoutes(app: FastifyInstance, deps: RouteDeps): void {
 
   app.get<EvidenceParams & { Querystring: { notice?: string } }>(
     '/evidence/:evidenceId',
-    { schema: { querystring: NoticeQuery } },
+    { schema: { querystring: NoticeQuery }, config: { auditorMayRead: true } },
     async (request, reply) => {
       const evidence = await evidenceOf(request);
       if (!evidence) return sendNotFound(request, reply);
@@ -571,7 +570,7 @@ export function evidenceRoutes(app: FastifyInstance, deps: RouteDeps): void {
     },
   );
 
-  app.get<EvidenceParams>('/evidence/:evidenceId/file', async (request, reply) => {
+  app.get<EvidenceParams>('/evidence/:evidenceId/file', fileReads, async (request, reply) => {
     const { evidenceId } = request.params;
     if (!isIdInput(evidenceId)) return sendNotFound(request, reply);
     const workspaceId = accessOf(request).membership.workspace.id;

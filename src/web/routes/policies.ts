@@ -41,7 +41,7 @@ import {
   type PolicyView,
   policyForm,
 } from '../views/policies.view.ts';
-import { accessOf, pageBaseOf } from '../workspace-scope.ts';
+import { accessOf, isAuditor, pageBaseOf } from '../workspace-scope.ts';
 import type { RouteDeps } from './deps.ts';
 
 const PAGE_SIZE = 50;
@@ -125,6 +125,8 @@ export function policyRoutes(app: FastifyInstance, deps: RouteDeps): void {
     },
   };
   const querystring = listQuerySchema(policiesList);
+  /** The list and its CSV, which an external auditor reads too. */
+  const auditorReads = { schema: { querystring }, config: { auditorMayRead: true } };
 
   function newPolicyPage(
     request: FastifyRequest,
@@ -182,12 +184,16 @@ export function policyRoutes(app: FastifyInstance, deps: RouteDeps): void {
   ) {
     const base = pageBaseOf(request);
     const workspaceId = base.workspace.id;
-    const versions = await versionsOf(workspaceId, policy.id);
+    // An external auditor reads the approved versions only: never the draft being written.
+    const auditor = isAuditor(request);
+    const versions = (await versionsOf(workspaceId, policy.id)).filter(
+      (version) => !auditor || version.status === 'approved',
+    );
     const latestApproved = versions.filter((version) => version.status === 'approved').at(-1);
     const approvedDetail = latestApproved
       ? await getPolicyVersion(deps, workspaceId, policy.id, latestApproved.number)
       : undefined;
-    const savedDraft = versions.find((version) => version.status === 'draft');
+    const savedDraft = auditor ? undefined : versions.find((version) => version.status === 'draft');
     let draft: PolicyView['draft'] = null;
     if (extra.preview && extra.form) {
       draft = { number: savedDraft?.number ?? null, html: renderMarkdown(extra.form.body), unsaved: true };
@@ -228,7 +234,7 @@ export function policyRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const policyUrl = (workspaceId: string, policyId: string, notice: string) =>
     `/w/${workspaceId}/policies/${policyId}?notice=${notice}`;
 
-  app.get<{ Querystring: ListQuery }>('/policies', { schema: { querystring } }, async (request, reply) => {
+  app.get<{ Querystring: ListQuery }>('/policies', auditorReads, async (request, reply) => {
     const base = pageBaseOf(request);
     const view = await readList(policiesList, base.workspace.id, request.query);
     if (!view) return sendInvalidListLink(request, reply);
@@ -242,7 +248,7 @@ export function policyRoutes(app: FastifyInstance, deps: RouteDeps): void {
     });
   });
 
-  app.get<{ Querystring: ListQuery }>('/policies.csv', { schema: { querystring } }, async (request, reply) =>
+  app.get<{ Querystring: ListQuery }>('/policies.csv', auditorReads, async (request, reply) =>
     sendListCsv(reply, policiesList, accessOf(request).membership.workspace.id, request.query),
   );
 
@@ -273,7 +279,7 @@ export function policyRoutes(app: FastifyInstance, deps: RouteDeps): void {
 
   app.get<PolicyParams & NoticeQuery>(
     '/policies/:policyId',
-    { schema: { querystring: NoticeQuerystring } },
+    { schema: { querystring: NoticeQuerystring }, config: { auditorMayRead: true } },
     async (request, reply) => {
       const policy = await policyOf(request);
       if (!policy) return sendNotFound(request, reply);
@@ -317,7 +323,8 @@ export function policyRoutes(app: FastifyInstance, deps: RouteDeps): void {
       deps,
       workspaceId,
       policy.id,
-      { kind: 'member', role: access.membership.role },
+      // Auditors never get here (the workspace scope refuses them every form); they approve nothing.
+      { kind: 'member', role: access.membership.role === 'auditor' ? 'member' : access.membership.role },
       userSourceOf(request, access.user),
     );
     if (approved.ok) return reply.redirect(policyUrl(workspaceId, policy.id, 'approved'), 303);
@@ -352,13 +359,15 @@ export function policyRoutes(app: FastifyInstance, deps: RouteDeps): void {
 
   app.get<PolicyParams & { Params: { number: string } }>(
     '/policies/:policyId/versions/:number',
+    { config: { auditorMayRead: true } },
     async (request, reply) => {
       const base = pageBaseOf(request);
       const policy = await policyOf(request);
       const { number } = request.params;
       if (!policy || !/^[1-9][0-9]{0,8}$/.test(number)) return sendNotFound(request, reply);
       const version = await getPolicyVersion(deps, base.workspace.id, policy.id, Number(number));
-      if (!version) return sendNotFound(request, reply);
+      if (!version || (isAuditor(request) && version.status !== 'approved'))
+        return sendNotFound(request, reply);
       return sendView(request, reply, 'policy-version', {
         title: `Version ${version.number} · ${policy.title} · ${base.workspace.name}`,
         ...base,

@@ -212,6 +212,8 @@ export function riskRoutes(app: FastifyInstance, deps: RouteDeps): void {
     };
   }
   const querystring = listQuerySchema({ name: 'risks', fields: RISK_FILTERS });
+  /** The list and its CSV, which an external auditor reads too. */
+  const auditorReads = { schema: { querystring }, config: { auditorMayRead: true } };
 
   async function choices(workspaceId: string): Promise<RiskChoices> {
     const [people, controls] = await Promise.all([
@@ -287,7 +289,7 @@ export function riskRoutes(app: FastifyInstance, deps: RouteDeps): void {
     );
   }
 
-  app.get<{ Querystring: ListQuery }>('/risks', { schema: { querystring } }, async (request, reply) => {
+  app.get<{ Querystring: ListQuery }>('/risks', auditorReads, async (request, reply) => {
     const { membership } = accessOf(request);
     const { workspace } = membership;
     const options = await choices(workspace.id);
@@ -309,7 +311,7 @@ export function riskRoutes(app: FastifyInstance, deps: RouteDeps): void {
     });
   });
 
-  app.get<{ Querystring: ListQuery }>('/risks.csv', { schema: { querystring } }, async (request, reply) => {
+  app.get<{ Querystring: ListQuery }>('/risks.csv', auditorReads, async (request, reply) => {
     const workspaceId = accessOf(request).membership.workspace.id;
     return sendListCsv(reply, risksList(await choices(workspaceId)), workspaceId, request.query);
   });
@@ -317,6 +319,7 @@ export function riskRoutes(app: FastifyInstance, deps: RouteDeps): void {
   registerRecordPages(app, {
     path: 'risks',
     param: 'riskId',
+    auditorMayRead: true,
     formBody: RiskFormBody,
     formOf,
     emptyForm: EMPTY_RISK_FORM,
