@@ -70,6 +70,7 @@ describe(`auditor access in Chromium on ${testDialect}`, () => {
     const nav = auditor.getByRole('navigation', { name: 'Workspace' });
     assert.deepEqual(await nav.getByRole('link').allInnerTexts(), [
       'Controls',
+      'Statement of Applicability',
       'Evidence',
       'Risks',
       'Policies',

@@ -44,6 +44,7 @@ const AUDITOR_PAGES = [
 async function workspaceWithRecords(owner: SignedInOwner) {
   const risk = await owner.api('POST', '/risks', { title: 'Laptop theft', likelihood: 3, impact: 4 });
   assert.equal(risk.status, 201);
+  assert.equal((await owner.api('POST', '/soa/approve')).status, 201);
   const policy = await owner.api('POST', '/policies', {
     key: 'access-control',
     title: 'Access control',
@@ -150,7 +151,7 @@ describe(`auditor access on ${testDialect}`, () => {
     const nav = /<nav class="tabs" aria-label="Workspace">([\s\S]*?)<\/nav>/.exec(controls.body)?.[1] ?? '';
     assert.deepEqual(
       [...nav.matchAll(/>([A-Za-z ]+)<\/a>/g)].map((m) => m[1]),
-      ['Controls', 'Evidence', 'Risks', 'Policies'],
+      ['Controls', 'Statement of Applicability', 'Evidence', 'Risks', 'Policies'],
     );
 
     const values: Record<string, string> = {
@@ -160,6 +161,7 @@ describe(`auditor access on ${testDialect}`, () => {
       ':riskId': records.riskId,
       ':policyId': records.policyId,
       ':number': '1',
+      ':format': 'csv',
     };
     const routes = routesOf(owner.fixture.runtime.app).filter(
       (route) => route.url.startsWith('/w/:workspaceId') && route.method !== 'HEAD',
