@@ -56,6 +56,11 @@ export interface Config {
   jobLeaseMs: number;
   /** How long an ACP/UCP request holds its Idempotency-Key before a retry may take it over. */
   idempotency: { staleAfterMs: number };
+  /**
+   * Instance heartbeats (INSTANCE_HEARTBEAT_MS) and how long a silent instance still counts as
+   * alive (INSTANCE_GONE_AFTER_MS); the leases of one known gone are taken over at once.
+   */
+  instances: { heartbeatMs: number; goneAfterMs: number };
   /** Requests per client IP and window on each public surface (checkout channels). */
   rateLimit: { max: number; windowMs: number };
   /**
@@ -360,6 +365,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: readInteger(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
     jobPollIntervalMs: readInteger(env, 'JOB_POLL_INTERVAL_MS', 1000, 10, 60_000),
     jobLeaseMs: readInteger(env, 'JOB_LEASE_MS', 5 * 60_000, 10_000, 3_600_000),
+    instances: instanceSettings(env),
     idempotency: {
       // 30 s: far above a normal request (well under a second), and below the purchase pipeline's
       // 90 s charge lease, which keeps a retry that takes over from charging while a slow first
@@ -416,4 +422,18 @@ function readWebhookLoopback(env: Env, nodeEnv: Config['env']): boolean {
     throw new ConfigError('WEBHOOK_ALLOW_LOOPBACK', 'unset or false in production', 'true');
   }
   return allowed;
+}
+
+function instanceSettings(env: Env): Config['instances'] {
+  const heartbeatMs = readInteger(env, 'INSTANCE_HEARTBEAT_MS', 1000, 100, 60_000);
+  const goneAfterMs = readInteger(env, 'INSTANCE_GONE_AFTER_MS', 3000, 300, 600_000);
+  if (goneAfterMs < 2 * heartbeatMs) {
+    // One late heartbeat must not make a live instance look gone.
+    throw new ConfigError(
+      'INSTANCE_GONE_AFTER_MS',
+      `at least twice INSTANCE_HEARTBEAT_MS (${heartbeatMs})`,
+      String(goneAfterMs),
+    );
+  }
+  return { heartbeatMs, goneAfterMs };
 }

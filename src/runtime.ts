@@ -18,6 +18,7 @@ import { type DatabaseHandle, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { createMemoryRateLimiters, type RateLimiters } from './http/rate-limit.ts';
 import { deleteExpiredKeys } from './idempotency/index.ts';
+import { deleteSilentInstances, startInstance } from './instances/index.ts';
 import { deleteFinishedJobs, type JobLogger, JobRunner } from './jobs/index.ts';
 import {
   createDevMailboxTransport,
@@ -130,6 +131,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     (config.smtpUrl ? createSmtpTransport(config.smtpUrl) : createDevMailboxTransport(database.db, clock));
 
   const logger = loggerFrom(options.logger);
+  const instance = await startInstance(database.db, config.instances);
   const orderLinkSecret = await loadOrderLinkSecret(
     database.db,
     config.orderLinkSecret,
@@ -143,6 +145,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     orderLinks: createOrderLinks(config.baseUrl, orderLinkSecret),
     logger,
     failpoints: options.failpoints,
+    instance,
   };
   const checkout: CheckoutDeps = { db: database.db, clock, purchases };
   const billing: BillingDeps = {
@@ -299,6 +302,11 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         },
       },
       {
+        name: 'instances.delete-silent',
+        intervalMs: 60 * MINUTE_MS,
+        run: async () => void (await deleteSilentInstances(database.db, DAY_MS)),
+      },
+      {
         name: 'jobs.delete-finished',
         intervalMs: 60 * MINUTE_MS,
         run: () => deleteFinishedJobs(database.db, new Date(clock.now().getTime() - 7 * DAY_MS)),
@@ -321,6 +329,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       await app.close();
       await rateLimiters.close();
       await jobs.stop();
+      await instance.stop();
       mailTransport.close();
       evidenceStore.close();
       if (!options.database) await database.close();

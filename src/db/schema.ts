@@ -26,6 +26,7 @@ import type {
   VendorsTable,
 } from '../compliance/compliance.table.ts';
 import type { IdempotencyKeysTable } from '../idempotency/idempotency.table.ts';
+import type { ServiceInstancesTable } from '../instances/instances.table.ts';
 import type { JobKeyHoldsTable, JobsTable } from '../jobs/jobs.table.ts';
 import type { DevMailboxTable, MailMessagesTable } from '../mail/mail.table.ts';
 import type { OrdersTable, PaymentAttemptsTable, PurchaseSecretsTable } from '../purchase/purchase.table.ts';
@@ -59,6 +60,7 @@ export interface Database {
   orders: OrdersTable;
   purchase_secrets: PurchaseSecretsTable;
   idempotency_keys: IdempotencyKeysTable;
+  service_instances: ServiceInstancesTable;
   checkout_sessions: CheckoutSessionsTable;
   mpp_challenge_claims: MppChallengeClaimsTable;
   mpp_server_secrets: MppServerSecretsTable;

@@ -34,6 +34,8 @@ export interface PaymentAttemptsTable {
   status: AttemptStatus;
   /** While set in the future, one request is charging this attempt; others wait. */
   locked_until: number | null;
+  /** The instance holding the charge lease; a retry takes the lease over once it is known gone. */
+  locked_by: string | null;
   payment_intent_id: string | null;
   /** When the provider confirmed the charge; the term starts here. */
   charged_at: number | null;
