@@ -61,6 +61,13 @@ export interface Config {
    * alive (INSTANCE_GONE_AFTER_MS); the leases of one known gone are taken over at once.
    */
   instances: { heartbeatMs: number; goneAfterMs: number };
+  /**
+   * SIGNING_KEYS_SECRET: the private RFC 9421 signing keys are sealed under it in the database;
+   * unset (development), they are stored unsealed.
+   */
+  signingKeysSecret: string | undefined;
+  /** UCP_REQUIRE_SIGNATURES: refuse unsigned UCP requests (401 signature_missing). */
+  ucp: { requireSignatures: boolean };
   /** Requests per client IP and window on each public surface (checkout channels). */
   rateLimit: { max: number; windowMs: number };
   /**
@@ -366,6 +373,10 @@ export function loadConfig(env: Env = process.env): Config {
     jobPollIntervalMs: readInteger(env, 'JOB_POLL_INTERVAL_MS', 1000, 10, 60_000),
     jobLeaseMs: readInteger(env, 'JOB_LEASE_MS', 5 * 60_000, 10_000, 3_600_000),
     instances: instanceSettings(env),
+    signingKeysSecret: readSharedSecret(env, 'SIGNING_KEYS_SECRET'),
+    ucp: {
+      requireSignatures: readChoice(env, 'UCP_REQUIRE_SIGNATURES', ['true', 'false'], 'false') === 'true',
+    },
     idempotency: {
       // 30 s: far above a normal request (well under a second), and below the purchase pipeline's
       // 90 s charge lease, which keeps a retry that takes over from charging while a slow first

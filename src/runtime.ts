@@ -36,6 +36,7 @@ import {
   recoverUnfinishedPurchases,
 } from './purchase/index.ts';
 import { type Clock, DAY_MS, MINUTE_MS, systemClock } from './shared/clock.ts';
+import { createKeyStore, type KeyStore } from './signing/index.ts';
 import { createFileStore, type FileStore } from './storage/index.ts';
 import {
   DELIVER_WEBHOOK_JOB,
@@ -80,6 +81,8 @@ export interface Runtime {
   checkout: CheckoutDeps;
   /** Where evidence files live (EVIDENCE_STORAGE). */
   evidenceStore: FileStore;
+  /** The keys UCP responses and webhooks are signed with. */
+  signingKeys: KeyStore;
   /** Migrations applied by this start (empty when the schema was already current). */
   appliedMigrations: string[];
   close(): Promise<void>;
@@ -164,8 +167,10 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     : createMemoryRateLimiters(clock);
   const configuredStore = await createFileStore(config.evidenceStorage, database.db, clock);
   const evidenceStore = options.wrapEvidenceStore?.(configuredStore) ?? configuredStore;
+  const signingKeys = createKeyStore(database.db, { clock, secret: config.signingKeysSecret });
   const app = buildApp({
     config,
+    signingKeys,
     database,
     clock,
     mailTransport,
@@ -324,6 +329,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     purchases,
     checkout,
     evidenceStore,
+    signingKeys,
     appliedMigrations,
     async close() {
       await app.close();

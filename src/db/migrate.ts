@@ -25,6 +25,7 @@ import * as justificationRetired from './migrations/0023_justification_retired.t
 import * as riskTreatmentVendorReview from './migrations/0024_risk_treatment_vendor_review.ts';
 import * as peoplePolicies from './migrations/0025_people_policies.ts';
 import * as instanceHeartbeats from './migrations/0035_instance_heartbeats.ts';
+import * as signingKeys from './migrations/0036_signing_keys.ts';
 
 /** The one ordered set of migrations, for both dialects. Append only; never edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -53,6 +54,7 @@ export const migrations: Record<string, Migration> = {
   '0024_risk_treatment_vendor_review': riskTreatmentVendorReview,
   '0025_people_policies': peoplePolicies,
   '0035_instance_heartbeats': instanceHeartbeats,
+  '0036_signing_keys': signingKeys,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema

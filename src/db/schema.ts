@@ -10,6 +10,7 @@ import type { ApiKeysTable } from '../api/api-keys.table.ts';
 import type { AuditEventsTable } from '../audit/audit.table.ts';
 import type { BillingCheckoutsTable } from '../billing/billing.table.ts';
 import type { MppChallengeClaimsTable, MppServerSecretsTable } from '../channels/mpp/mpp.table.ts';
+import type { UcpPlatformsTable } from '../channels/ucp/ucp.table.ts';
 import type { CheckoutSessionsTable } from '../checkout/checkout.table.ts';
 import type {
   ControlsTable,
@@ -30,6 +31,7 @@ import type { ServiceInstancesTable } from '../instances/instances.table.ts';
 import type { JobKeyHoldsTable, JobsTable } from '../jobs/jobs.table.ts';
 import type { DevMailboxTable, MailMessagesTable } from '../mail/mail.table.ts';
 import type { OrdersTable, PaymentAttemptsTable, PurchaseSecretsTable } from '../purchase/purchase.table.ts';
+import type { SigningKeysTable } from '../signing/signing.table.ts';
 import type { StoredFileChunksTable, StoredFilesTable } from '../storage/storage.table.ts';
 import type {
   WebhookAttemptsTable,
@@ -61,6 +63,8 @@ export interface Database {
   purchase_secrets: PurchaseSecretsTable;
   idempotency_keys: IdempotencyKeysTable;
   service_instances: ServiceInstancesTable;
+  signing_keys: SigningKeysTable;
+  ucp_platforms: UcpPlatformsTable;
   checkout_sessions: CheckoutSessionsTable;
   mpp_challenge_claims: MppChallengeClaimsTable;
   mpp_server_secrets: MppServerSecretsTable;

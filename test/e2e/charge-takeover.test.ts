@@ -7,7 +7,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startPspSandbox } from '../../src/psp/sandbox/main.ts';
 import { ManualClock } from '../../src/shared/clock.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+import { createTestDatabase, processDatabaseUrl } from '../helpers/database.ts';
 import { API_VERSION, mintToken, SANDBOX_KEY, WEBHOOK_SECRET } from '../helpers/purchase.ts';
 import { type ServiceProcess, startServiceProcess } from '../helpers/service-process.ts';
 
@@ -31,16 +31,6 @@ async function post(url: string, body: unknown, key: string): Promise<Answer> {
   };
 }
 
-/** How a child process reaches the test's database. */
-function databaseUrlOf(database: TestDatabase): string {
-  const connection = database.connection;
-  assert.ok(connection, 'a database other processes can open');
-  if (!connection.searchPath) return connection.url;
-  const url = new URL(connection.url);
-  url.searchParams.set('options', `-c search_path=${connection.searchPath}`);
-  return url.toString();
-}
-
 async function startInstance(t: TestContext, env: Record<string, string>): Promise<ServiceProcess> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'svc-takeover-'));
   const service = await startServiceProcess({ ...env, DATA_DIR: dataDir }, 30_000);
@@ -58,7 +48,7 @@ describe('a purchase whose charging instance is killed (kill -9)', () => {
     const sandbox = await startPspSandbox({ secretKey: SANDBOX_KEY });
     t.after(() => sandbox.close());
     const env = {
-      DATABASE_URL: databaseUrlOf(database),
+      DATABASE_URL: processDatabaseUrl(database),
       PSP_SECRET_KEY: SANDBOX_KEY,
       PSP_API_BASE: sandbox.url,
       PSP_API_VERSION: API_VERSION,

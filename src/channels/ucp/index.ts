@@ -40,6 +40,7 @@ import {
 } from './errors.ts';
 import { inRelease, isSupportedVersion, UCP_VERSION, type UcpVersion } from './profile.ts';
 import { CHECKOUT_RESPONSES, CheckoutInput, CompleteInput, SessionParams } from './schemas.ts';
+import { useMessageSignatures } from './signatures.ts';
 import {
   paymentTokenFrom,
   paymentUnderWayMessage,
@@ -49,6 +50,13 @@ import {
 } from './translate.ts';
 
 export { UCP_ERRORS } from './errors.ts';
+export {
+  listPlatforms,
+  parsePlatformKeys,
+  registerPlatform,
+  removePlatform,
+  type UcpPlatform,
+} from './platforms.ts';
 export {
   CHECKOUT_CAPABILITY,
   paymentHandlers,
@@ -89,6 +97,7 @@ export async function ucpChannel(scope: FastifyInstance, context: ChannelContext
   scope.setErrorHandler(errorHandlerFor(UCP_ERRORS));
   applyRateLimit(scope, context.limiter, 'ucp', UCP_ERRORS);
   scope.addHook('onRequest', checkAgentVersion);
+  useMessageSignatures(scope, context);
   scope.addHook('preSerialization', async (request, _reply, payload) =>
     inRelease(payload, context.config, negotiated.get(request) ?? UCP_VERSION),
   );
