@@ -66,6 +66,11 @@ export interface Config {
    * unset (development), they are stored unsealed.
    */
   signingKeysSecret: string | undefined;
+  /**
+   * ACP_ORDER_WEBHOOK_URL and ACP_ORDER_WEBHOOK_SECRET: the agent platform's order webhook
+   * (merchant to agent, HMAC-signed); unset, ACP orders are followed by reading the session only.
+   */
+  acp: { orderWebhook: { url: string; secret: string } | undefined };
   /** UCP_REQUIRE_SIGNATURES: refuse unsigned UCP requests (401 signature_missing). */
   ucp: { requireSignatures: boolean };
   /** Requests per client IP and window on each public surface (checkout channels). */
@@ -374,6 +379,7 @@ export function loadConfig(env: Env = process.env): Config {
     jobLeaseMs: readInteger(env, 'JOB_LEASE_MS', 5 * 60_000, 10_000, 3_600_000),
     instances: instanceSettings(env),
     signingKeysSecret: readSharedSecret(env, 'SIGNING_KEYS_SECRET'),
+    acp: { orderWebhook: readAcpOrderWebhook(env) },
     ucp: {
       requireSignatures: readChoice(env, 'UCP_REQUIRE_SIGNATURES', ['true', 'false'], 'false') === 'true',
     },
@@ -447,4 +453,15 @@ function instanceSettings(env: Env): Config['instances'] {
     );
   }
   return { heartbeatMs, goneAfterMs };
+}
+
+function readAcpOrderWebhook(env: Env): Config['acp']['orderWebhook'] {
+  const url = env.ACP_ORDER_WEBHOOK_URL;
+  const secret = env.ACP_ORDER_WEBHOOK_SECRET;
+  if (!url && !secret) return undefined;
+  if (!url) throw new ConfigError('ACP_ORDER_WEBHOOK_URL', 'set together with ACP_ORDER_WEBHOOK_SECRET', url);
+  if (!secret) {
+    throw new ConfigError('ACP_ORDER_WEBHOOK_SECRET', 'set together with ACP_ORDER_WEBHOOK_URL', undefined);
+  }
+  return { url: readHttpUrl(env, 'ACP_ORDER_WEBHOOK_URL', url), secret };
 }

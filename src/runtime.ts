@@ -10,7 +10,9 @@ import {
 } from './accounts/index.ts';
 import { buildApp } from './app.ts';
 import type { BillingDeps } from './billing/index.ts';
+import { acpOrderNotifier } from './channels/acp/index.ts';
 import { deleteOldClaims } from './channels/mpp/index.ts';
+import { ucpOrderNotifier } from './channels/ucp/index.ts';
 import { type CheckoutDeps, expireSessions, settleSessions } from './checkout/index.ts';
 import { type EvidenceFailpoints, PENDING_FILE_GRACE_MS, sweepEvidenceFiles } from './compliance/index.ts';
 import type { Config } from './config.ts';
@@ -29,9 +31,12 @@ import {
 } from './mail/index.ts';
 import { createStripeAdapter, type PaymentProvider } from './psp/index.ts';
 import {
+  advanceFollowedOrders,
   createOrderLinks,
   type Failpoints,
   loadOrderLinkSecret,
+  NOTIFY_ORDER_JOB,
+  type NotifyOrderPayload,
   type PurchaseDeps,
   recoverUnfinishedPurchases,
 } from './purchase/index.ts';
@@ -181,6 +186,15 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     rateLimiters,
     evidence: { store: evidenceStore, failpoints: options.evidenceFailpoints },
   });
+  const orderWebhooks = {
+    db: database.db,
+    config,
+    orderLinks: purchases.orderLinks,
+    targets: webhookTargets,
+    timeoutMs: options.webhooks?.timeoutMs ?? DELIVERY_TIMEOUT_MS,
+  };
+  const notifyUcpOrder = ucpOrderNotifier({ ...orderWebhooks, signingKeys });
+  const notifyAcpOrder = acpOrderNotifier(orderWebhooks);
   const jobs = new JobRunner({
     db: database.db,
     dialect: database.dialect,
@@ -199,6 +213,14 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         logger: app.log,
       }),
       [SEND_ACCOUNT_LINK_JOB]: sendAccountLinkJob({ db: database.db, clock, baseUrl: config.baseUrl }),
+      [NOTIFY_ORDER_JOB]: {
+        async run(payload, context) {
+          const { orderId, follower } = payload as NotifyOrderPayload;
+          const eventId = `evt_${context.jobId}`;
+          if (follower === 'ucp') await notifyUcpOrder(orderId, eventId);
+          else await notifyAcpOrder(orderId, eventId);
+        },
+      },
       [DELIVER_WEBHOOK_JOB]: deliverWebhookJob({
         db: database.db,
         clock,
@@ -305,6 +327,11 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
             );
           }
         },
+      },
+      {
+        name: 'orders.advance-followed',
+        intervalMs: 5_000,
+        run: async () => void (await advanceFollowedOrders(database.db, clock)),
       },
       {
         name: 'instances.delete-silent',

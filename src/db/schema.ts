@@ -9,8 +9,9 @@ import type { PasskeyChallengesTable, PasskeysTable } from '../accounts/passkeys
 import type { ApiKeysTable } from '../api/api-keys.table.ts';
 import type { AuditEventsTable } from '../audit/audit.table.ts';
 import type { BillingCheckoutsTable } from '../billing/billing.table.ts';
+import type { AcpOrdersTable } from '../channels/acp/acp.table.ts';
 import type { MppChallengeClaimsTable, MppServerSecretsTable } from '../channels/mpp/mpp.table.ts';
-import type { UcpPlatformsTable } from '../channels/ucp/ucp.table.ts';
+import type { UcpOrdersTable, UcpPlatformsTable } from '../channels/ucp/ucp.table.ts';
 import type { CheckoutSessionsTable } from '../checkout/checkout.table.ts';
 import type {
   ControlsTable,
@@ -30,7 +31,12 @@ import type { IdempotencyKeysTable } from '../idempotency/idempotency.table.ts';
 import type { ServiceInstancesTable } from '../instances/instances.table.ts';
 import type { JobKeyHoldsTable, JobsTable } from '../jobs/jobs.table.ts';
 import type { DevMailboxTable, MailMessagesTable } from '../mail/mail.table.ts';
-import type { OrdersTable, PaymentAttemptsTable, PurchaseSecretsTable } from '../purchase/purchase.table.ts';
+import type {
+  OrderFollowersTable,
+  OrdersTable,
+  PaymentAttemptsTable,
+  PurchaseSecretsTable,
+} from '../purchase/purchase.table.ts';
 import type { SigningKeysTable } from '../signing/signing.table.ts';
 import type { StoredFileChunksTable, StoredFilesTable } from '../storage/storage.table.ts';
 import type {
@@ -65,6 +71,9 @@ export interface Database {
   service_instances: ServiceInstancesTable;
   signing_keys: SigningKeysTable;
   ucp_platforms: UcpPlatformsTable;
+  ucp_orders: UcpOrdersTable;
+  acp_orders: AcpOrdersTable;
+  order_followers: OrderFollowersTable;
   checkout_sessions: CheckoutSessionsTable;
   mpp_challenge_claims: MppChallengeClaimsTable;
   mpp_server_secrets: MppServerSecretsTable;

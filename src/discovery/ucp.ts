@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   CHECKOUT_CAPABILITY,
+  ORDER_CAPABILITY,
   paymentHandlers,
   SHOPPING_SERVICE,
   specUrls,
@@ -45,6 +46,18 @@ function ucpBusinessProfile(config: Config, version: UcpVersion) {
       },
       capabilities: {
         [CHECKOUT_CAPABILITY]: [{ version, spec: urls.checkoutSpec, schema: urls.checkoutSchema }],
+        // GET /orders/{id} and order webhooks are built on the current release's order schema.
+        ...(version === UCP_VERSION
+          ? {
+              [ORDER_CAPABILITY]: [
+                {
+                  version,
+                  spec: `https://ucp.dev/${version}/specification/shopping/order`,
+                  schema: `https://ucp.dev/${version}/schemas/shopping/order.json`,
+                },
+              ],
+            }
+          : {}),
       },
       payment_handlers: paymentHandlers(config, version),
     },

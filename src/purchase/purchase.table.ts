@@ -71,3 +71,16 @@ export interface PurchaseSecretsTable {
   secret: string;
   created_at: number;
 }
+
+/** The last order state an agent's protocol was told by webhook (see progress.ts). */
+export interface OrderFollowersTable {
+  order_id: string;
+  /** The protocol whose agent follows the order: `ucp` or `acp`. */
+  follower: string;
+  state: 'placed' | 'invitation_accepted' | 'term_ended';
+  /** Copied from the order, so the sweep looks at accepted orders only once their term is over. */
+  term_ends_at: number;
+  created_at: number;
+  /** When the sweep last looked; it looks at the longest-unlooked first. */
+  updated_at: number;
+}

@@ -12,3 +12,15 @@ export interface UcpPlatformsTable {
   created_at: number;
   updated_at: number;
 }
+
+/**
+ * A UCP order's checkout and platform. The checkout id is kept as given: the order document shows
+ * it again (`checkout_id`), to the platform that paid and to no one else.
+ */
+export interface UcpOrdersTable {
+  order_id: string;
+  checkout_id: string;
+  /** The registered platform whose signature verified on the paying request; null when unsigned. */
+  platform_profile_url: string | null;
+  created_at: number;
+}
