@@ -166,7 +166,8 @@ export function ucpOrderNotifier(deps: UcpOrderNotifierDeps) {
     const now = new Date();
     const headers: Record<string, string> = {
       'content-type': 'application/json',
-      'ucp-agent': `profile="${deps.config.baseUrl}/.well-known/ucp"`,
+      // Where the site publishes the business profile whose keys verify this signature.
+      'ucp-agent': `profile="${deps.config.siteUrl}/.well-known/ucp"`,
       'webhook-id': eventId,
       'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
       'content-digest': contentDigest(body),
