@@ -20,6 +20,7 @@ import { deferredResponseSerializers } from './http/serialization.ts';
 import { requestValidator } from './http/validation.ts';
 import { type MailTransport, registerDevMailboxRoutes } from './mail/index.ts';
 import type { Clock } from './shared/clock.ts';
+import type { KeyStore } from './signing/index.ts';
 import { pagesBeforeRouting, type WebDeps, webApp } from './web/index.ts';
 import type { TargetPolicy } from './webhooks/index.ts';
 
@@ -36,6 +37,7 @@ export interface AppDeps {
   /** Where every rate limit counts: this process, or the Redis all instances share. */
   rateLimiters: RateLimiters;
   evidence: EvidenceStorage;
+  signingKeys: KeyStore;
 }
 
 const ACP_PREFIX = '/api/acp';
@@ -104,11 +106,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     methodNotAllowedPage: pages.methodNotAllowed,
   });
   registerHealthRoutes(app, deps.database);
-  registerDiscoveryRoutes(app, deps.config);
+  registerDiscoveryRoutes(app, deps.config, deps.signingKeys);
   const channel: ChannelContext = {
     checkout: deps.checkout,
     config: deps.config,
     limiter: deps.rateLimiters.create('channels', deps.config.rateLimit),
+    signingKeys: deps.signingKeys,
   };
   app.register(acpChannel, { prefix: ACP_PREFIX, ...channel });
   app.register(ucpChannel, { prefix: UCP_PREFIX, ...channel });

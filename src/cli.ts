@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import {
@@ -13,6 +14,7 @@ import {
 import { OPERATOR_SOURCE } from './audit/index.ts';
 import { BackupError, type BackupManifest, restoreBackup, takeBackup } from './backup/index.ts';
 import { describePlanLimit, PLANS, type PlanId, type TermLength, upgradeUrl } from './catalog/index.ts';
+import { listPlatforms, parsePlatformKeys, registerPlatform, removePlatform } from './channels/ucp/index.ts';
 import { checkEvidenceFiles } from './compliance/index.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { type DatabaseHandle, openDatabase } from './db/database.ts';
@@ -21,9 +23,10 @@ import type { Db } from './db/schema.ts';
 import { inTransaction } from './db/transaction.ts';
 import { listDevMailbox } from './mail/index.ts';
 import { createOrderLinks, getOrder, listOrders, loadOrderLinkSecret, type Order } from './purchase/index.ts';
-import { systemClock } from './shared/clock.ts';
+import { DAY_MS, systemClock } from './shared/clock.ts';
 import { isEmailAddress } from './shared/email.ts';
 import { newId } from './shared/ids.ts';
+import { createKeyStore, listSigningKeys, type SigningKeyRecord } from './signing/index.ts';
 import { createFileStore } from './storage/index.ts';
 import {
   describeWorkspace,
@@ -60,6 +63,15 @@ Commands:
   api-keys rotate <key id> [--revoke-old-in <0|30m|24h|7d>]
                                             create a replacement key; the old one stops working
                                             after the given time (at once by default)
+  signing-keys list                         the RFC 9421 signing keys: which signs, which are published
+  signing-keys rotate [--grace <7d|30d>]    a new key signs from now on; the old ones stay published
+                                            (and verifying) for the grace, 7 days by default
+  ucp-platforms add --profile <url> --keys <file> [--order-webhook-url <url>]
+                                            register a UCP platform: the public keys (JWK Set or its
+                                            profile) its signed requests are verified with, and where
+                                            its order webhooks go
+  ucp-platforms list                        the registered platforms
+  ucp-platforms remove --profile <url>      forget a platform
 
 The database is the one the service uses (DATABASE_URL, or SQLite under DATA_DIR, ./data/ by default).
 Lists show 20 rows unless --limit says otherwise (at most 1000); --json prints JSON for scripts.
@@ -147,6 +159,14 @@ async function run(argv: string[]): Promise<void> {
     }
     if (group === 'api-keys') {
       await apiKeys(database.db, config.baseUrl, action, rest);
+      return;
+    }
+    if (group === 'signing-keys') {
+      await signingKeys(database.db, config, action, rest);
+      return;
+    }
+    if (group === 'ucp-platforms') {
+      await ucpPlatforms(database.db, action, rest);
       return;
     }
     if (group === 'mailbox' && action === 'list') {
@@ -481,6 +501,98 @@ async function apiKeys(db: Db, baseUrl: string, action: string | undefined, args
     return;
   }
   throw new UsageError(`unknown command: api-keys ${action ?? ''}`);
+}
+
+/** UCP asks a rotated key to stay accepted at least 7 days. */
+const MIN_KEY_GRACE_MS = 7 * DAY_MS;
+
+async function signingKeys(
+  db: Db,
+  config: Config,
+  action: string | undefined,
+  args: string[],
+): Promise<void> {
+  const { values } = parseArgs({ args, options: { grace: { type: 'string' } } });
+  if (action === 'rotate') {
+    const match = /^(\d{1,4})d$/.exec(values.grace ?? '7d');
+    const graceMs = match ? Number(match[1]) * DAY_MS : Number.NaN;
+    if (!(graceMs >= MIN_KEY_GRACE_MS && graceMs <= 365 * DAY_MS)) {
+      throw new UsageError('--grace must be whole days from 7d to 365d');
+    }
+    const store = createKeyStore(db, { clock: systemClock, secret: config.signingKeysSecret });
+    const { kid, retired } = await store.rotate(graceMs);
+    console.log(`${kid} signs from now on`);
+    const until = timestamp(new Date(systemClock.now().getTime() + graceMs));
+    for (const old of retired) console.log(`${old} stays published until ${until}`);
+    return;
+  }
+  if (action === 'list') {
+    const keys = await listSigningKeys(db);
+    const now = systemClock.now().getTime();
+    const state = (key: SigningKeyRecord) =>
+      key.retiredAt === null
+        ? 'signing'
+        : key.publishUntil !== null && key.publishUntil.getTime() > now
+          ? 'published (grace)'
+          : 'withdrawn';
+    console.log(
+      keys.length
+        ? table(
+            ['kid', 'created', 'state', 'published until'],
+            keys.map((key) => [key.kid, timestamp(key.createdAt), state(key), timestamp(key.publishUntil)]),
+          )
+        : 'no signing key yet; the service makes one when it first signs',
+    );
+    return;
+  }
+  throw new UsageError(`unknown command: signing-keys ${action ?? ''}`);
+}
+
+async function ucpPlatforms(db: Db, action: string | undefined, args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      profile: { type: 'string' },
+      keys: { type: 'string' },
+      'order-webhook-url': { type: 'string' },
+    },
+  });
+  if (action === 'add') {
+    const profileUrl = requireOption(values, 'profile');
+    const keys = parsePlatformKeys(readFileSync(requireOption(values, 'keys'), 'utf8'));
+    if (!keys.ok) throw new Refusal(`--keys: ${keys.error}`);
+    const added = await registerPlatform(
+      db,
+      { profileUrl, keys: keys.value, orderWebhookUrl: values['order-webhook-url'] },
+      systemClock.now(),
+    );
+    if (!added.ok) throw new Refusal(added.error);
+    console.log(`${added.value.profileUrl}: ${keys.value.map((key) => key.kid).join(', ')}`);
+    return;
+  }
+  if (action === 'list') {
+    const platforms = await listPlatforms(db);
+    console.log(
+      platforms.length
+        ? table(
+            ['profile', 'keys', 'order webhook'],
+            platforms.map((p) => [
+              p.profileUrl,
+              p.keys.map((key) => key.kid).join(','),
+              p.orderWebhookUrl ?? '-',
+            ]),
+          )
+        : 'no UCP platform is registered',
+    );
+    return;
+  }
+  if (action === 'remove') {
+    const profileUrl = requireOption(values, 'profile');
+    if (!(await removePlatform(db, profileUrl))) throw new Refusal(`no platform ${profileUrl}`);
+    console.log(`removed ${profileUrl}`);
+    return;
+  }
+  throw new UsageError(`unknown command: ucp-platforms ${action ?? ''}`);
 }
 
 try {

@@ -56,6 +56,23 @@ export interface Config {
   jobLeaseMs: number;
   /** How long an ACP/UCP request holds its Idempotency-Key before a retry may take it over. */
   idempotency: { staleAfterMs: number };
+  /**
+   * Instance heartbeats (INSTANCE_HEARTBEAT_MS) and how long a silent instance still counts as
+   * alive (INSTANCE_GONE_AFTER_MS); the leases of one known gone are taken over at once.
+   */
+  instances: { heartbeatMs: number; goneAfterMs: number };
+  /**
+   * SIGNING_KEYS_SECRET: the private RFC 9421 signing keys are sealed under it in the database;
+   * unset (development), they are stored unsealed.
+   */
+  signingKeysSecret: string | undefined;
+  /**
+   * ACP_ORDER_WEBHOOK_URL and ACP_ORDER_WEBHOOK_SECRET: the agent platform's order webhook
+   * (merchant to agent, HMAC-signed); unset, ACP orders are followed by reading the session only.
+   */
+  acp: { orderWebhook: { url: string; secret: string } | undefined };
+  /** UCP_REQUIRE_SIGNATURES: refuse unsigned UCP requests (401 signature_missing). */
+  ucp: { requireSignatures: boolean };
   /** Requests per client IP and window on each public surface (checkout channels). */
   rateLimit: { max: number; windowMs: number };
   /**
@@ -360,6 +377,12 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: readInteger(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
     jobPollIntervalMs: readInteger(env, 'JOB_POLL_INTERVAL_MS', 1000, 10, 60_000),
     jobLeaseMs: readInteger(env, 'JOB_LEASE_MS', 5 * 60_000, 10_000, 3_600_000),
+    instances: instanceSettings(env),
+    signingKeysSecret: readSharedSecret(env, 'SIGNING_KEYS_SECRET'),
+    acp: { orderWebhook: readAcpOrderWebhook(env) },
+    ucp: {
+      requireSignatures: readChoice(env, 'UCP_REQUIRE_SIGNATURES', ['true', 'false'], 'false') === 'true',
+    },
     idempotency: {
       // 30 s: far above a normal request (well under a second), and below the purchase pipeline's
       // 90 s charge lease, which keeps a retry that takes over from charging while a slow first
@@ -416,4 +439,29 @@ function readWebhookLoopback(env: Env, nodeEnv: Config['env']): boolean {
     throw new ConfigError('WEBHOOK_ALLOW_LOOPBACK', 'unset or false in production', 'true');
   }
   return allowed;
+}
+
+function instanceSettings(env: Env): Config['instances'] {
+  const heartbeatMs = readInteger(env, 'INSTANCE_HEARTBEAT_MS', 1000, 100, 60_000);
+  const goneAfterMs = readInteger(env, 'INSTANCE_GONE_AFTER_MS', 3000, 300, 600_000);
+  if (goneAfterMs < 2 * heartbeatMs) {
+    // One late heartbeat must not make a live instance look gone.
+    throw new ConfigError(
+      'INSTANCE_GONE_AFTER_MS',
+      `at least twice INSTANCE_HEARTBEAT_MS (${heartbeatMs})`,
+      String(goneAfterMs),
+    );
+  }
+  return { heartbeatMs, goneAfterMs };
+}
+
+function readAcpOrderWebhook(env: Env): Config['acp']['orderWebhook'] {
+  const url = env.ACP_ORDER_WEBHOOK_URL;
+  const secret = env.ACP_ORDER_WEBHOOK_SECRET;
+  if (!url && !secret) return undefined;
+  if (!url) throw new ConfigError('ACP_ORDER_WEBHOOK_URL', 'set together with ACP_ORDER_WEBHOOK_SECRET', url);
+  if (!secret) {
+    throw new ConfigError('ACP_ORDER_WEBHOOK_SECRET', 'set together with ACP_ORDER_WEBHOOK_URL', undefined);
+  }
+  return { url: readHttpUrl(env, 'ACP_ORDER_WEBHOOK_URL', url), secret };
 }

@@ -10,7 +10,9 @@ import {
 } from './accounts/index.ts';
 import { buildApp } from './app.ts';
 import type { BillingDeps } from './billing/index.ts';
+import { acpOrderNotifier } from './channels/acp/index.ts';
 import { deleteOldClaims } from './channels/mpp/index.ts';
+import { ucpOrderNotifier } from './channels/ucp/index.ts';
 import { type CheckoutDeps, expireSessions, settleSessions } from './checkout/index.ts';
 import { type EvidenceFailpoints, PENDING_FILE_GRACE_MS, sweepEvidenceFiles } from './compliance/index.ts';
 import type { Config } from './config.ts';
@@ -18,6 +20,7 @@ import { type DatabaseHandle, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { createMemoryRateLimiters, type RateLimiters } from './http/rate-limit.ts';
 import { deleteExpiredKeys } from './idempotency/index.ts';
+import { deleteSilentInstances, startInstance } from './instances/index.ts';
 import { deleteFinishedJobs, type JobLogger, JobRunner } from './jobs/index.ts';
 import {
   createDevMailboxTransport,
@@ -28,13 +31,17 @@ import {
 } from './mail/index.ts';
 import { createStripeAdapter, type PaymentProvider } from './psp/index.ts';
 import {
+  advanceFollowedOrders,
   createOrderLinks,
   type Failpoints,
   loadOrderLinkSecret,
+  NOTIFY_ORDER_JOB,
+  type NotifyOrderPayload,
   type PurchaseDeps,
   recoverUnfinishedPurchases,
 } from './purchase/index.ts';
 import { type Clock, DAY_MS, MINUTE_MS, systemClock } from './shared/clock.ts';
+import { createKeyStore, type KeyStore } from './signing/index.ts';
 import { createFileStore, type FileStore } from './storage/index.ts';
 import {
   DELIVER_WEBHOOK_JOB,
@@ -79,6 +86,8 @@ export interface Runtime {
   checkout: CheckoutDeps;
   /** Where evidence files live (EVIDENCE_STORAGE). */
   evidenceStore: FileStore;
+  /** The keys UCP responses and webhooks are signed with. */
+  signingKeys: KeyStore;
   /** Migrations applied by this start (empty when the schema was already current). */
   appliedMigrations: string[];
   close(): Promise<void>;
@@ -130,6 +139,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     (config.smtpUrl ? createSmtpTransport(config.smtpUrl) : createDevMailboxTransport(database.db, clock));
 
   const logger = loggerFrom(options.logger);
+  const instance = await startInstance(database.db, config.instances);
   const orderLinkSecret = await loadOrderLinkSecret(
     database.db,
     config.orderLinkSecret,
@@ -143,6 +153,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     orderLinks: createOrderLinks(config.baseUrl, orderLinkSecret),
     logger,
     failpoints: options.failpoints,
+    instance,
   };
   const checkout: CheckoutDeps = { db: database.db, clock, purchases };
   const billing: BillingDeps = {
@@ -161,8 +172,10 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     : createMemoryRateLimiters(clock);
   const configuredStore = await createFileStore(config.evidenceStorage, database.db, clock);
   const evidenceStore = options.wrapEvidenceStore?.(configuredStore) ?? configuredStore;
+  const signingKeys = createKeyStore(database.db, { clock, secret: config.signingKeysSecret });
   const app = buildApp({
     config,
+    signingKeys,
     database,
     clock,
     mailTransport,
@@ -173,6 +186,15 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     rateLimiters,
     evidence: { store: evidenceStore, failpoints: options.evidenceFailpoints },
   });
+  const orderWebhooks = {
+    db: database.db,
+    config,
+    orderLinks: purchases.orderLinks,
+    targets: webhookTargets,
+    timeoutMs: options.webhooks?.timeoutMs ?? DELIVERY_TIMEOUT_MS,
+  };
+  const notifyUcpOrder = ucpOrderNotifier({ ...orderWebhooks, signingKeys });
+  const notifyAcpOrder = acpOrderNotifier(orderWebhooks);
   const jobs = new JobRunner({
     db: database.db,
     dialect: database.dialect,
@@ -191,6 +213,14 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         logger: app.log,
       }),
       [SEND_ACCOUNT_LINK_JOB]: sendAccountLinkJob({ db: database.db, clock, baseUrl: config.baseUrl }),
+      [NOTIFY_ORDER_JOB]: {
+        async run(payload, context) {
+          const { orderId, follower } = payload as NotifyOrderPayload;
+          const eventId = `evt_${context.jobId}`;
+          if (follower === 'ucp') await notifyUcpOrder(orderId, eventId);
+          else await notifyAcpOrder(orderId, eventId);
+        },
+      },
       [DELIVER_WEBHOOK_JOB]: deliverWebhookJob({
         db: database.db,
         clock,
@@ -299,6 +329,16 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         },
       },
       {
+        name: 'orders.advance-followed',
+        intervalMs: 5_000,
+        run: async () => void (await advanceFollowedOrders(database.db, clock)),
+      },
+      {
+        name: 'instances.delete-silent',
+        intervalMs: 60 * MINUTE_MS,
+        run: async () => void (await deleteSilentInstances(database.db, DAY_MS)),
+      },
+      {
         name: 'jobs.delete-finished',
         intervalMs: 60 * MINUTE_MS,
         run: () => deleteFinishedJobs(database.db, new Date(clock.now().getTime() - 7 * DAY_MS)),
@@ -316,11 +356,13 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     purchases,
     checkout,
     evidenceStore,
+    signingKeys,
     appliedMigrations,
     async close() {
       await app.close();
       await rateLimiters.close();
       await jobs.stop();
+      await instance.stop();
       mailTransport.close();
       evidenceStore.close();
       if (!options.database) await database.close();

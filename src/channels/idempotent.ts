@@ -36,6 +36,7 @@ export function idempotencyDepsOf(context: ChannelContext): IdempotencyDeps {
     db: context.checkout.db,
     clock: context.checkout.clock,
     staleAfterMs: context.config.idempotency.staleAfterMs,
+    instance: context.checkout.purchases.instance,
   };
 }
 

@@ -26,6 +26,9 @@ import * as riskTreatmentVendorReview from './migrations/0024_risk_treatment_ven
 import * as peoplePolicies from './migrations/0025_people_policies.ts';
 import * as soaVersions from './migrations/0026_soa_versions.ts';
 import * as auditorAccess from './migrations/0030_auditor_access.ts';
+import * as instanceHeartbeats from './migrations/0035_instance_heartbeats.ts';
+import * as signingKeys from './migrations/0036_signing_keys.ts';
+import * as orderFollowers from './migrations/0037_order_followers.ts';
 
 /** The one ordered set of migrations, for both dialects. Append only; never edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -55,6 +58,9 @@ export const migrations: Record<string, Migration> = {
   '0025_people_policies': peoplePolicies,
   '0026_soa_versions': soaVersions,
   '0030_auditor_access': auditorAccess,
+  '0035_instance_heartbeats': instanceHeartbeats,
+  '0036_signing_keys': signingKeys,
+  '0037_order_followers': orderFollowers,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema

@@ -9,7 +9,9 @@ import type { PasskeyChallengesTable, PasskeysTable } from '../accounts/passkeys
 import type { ApiKeysTable } from '../api/api-keys.table.ts';
 import type { AuditEventsTable } from '../audit/audit.table.ts';
 import type { BillingCheckoutsTable } from '../billing/billing.table.ts';
+import type { AcpOrdersTable } from '../channels/acp/acp.table.ts';
 import type { MppChallengeClaimsTable, MppServerSecretsTable } from '../channels/mpp/mpp.table.ts';
+import type { UcpOrdersTable, UcpPlatformsTable } from '../channels/ucp/ucp.table.ts';
 import type { CheckoutSessionsTable } from '../checkout/checkout.table.ts';
 import type {
   ControlsTable,
@@ -26,10 +28,17 @@ import type {
   VendorsTable,
 } from '../compliance/compliance.table.ts';
 import type { IdempotencyKeysTable } from '../idempotency/idempotency.table.ts';
+import type { ServiceInstancesTable } from '../instances/instances.table.ts';
 import type { JobKeyHoldsTable, JobsTable } from '../jobs/jobs.table.ts';
 import type { DevMailboxTable, MailMessagesTable } from '../mail/mail.table.ts';
-import type { OrdersTable, PaymentAttemptsTable, PurchaseSecretsTable } from '../purchase/purchase.table.ts';
+import type {
+  OrderFollowersTable,
+  OrdersTable,
+  PaymentAttemptsTable,
+  PurchaseSecretsTable,
+} from '../purchase/purchase.table.ts';
 import type { SoaVersionFilesTable, SoaVersionsTable } from '../reports/reports.table.ts';
+import type { SigningKeysTable } from '../signing/signing.table.ts';
 import type { StoredFileChunksTable, StoredFilesTable } from '../storage/storage.table.ts';
 import type {
   WebhookAttemptsTable,
@@ -60,6 +69,12 @@ export interface Database {
   orders: OrdersTable;
   purchase_secrets: PurchaseSecretsTable;
   idempotency_keys: IdempotencyKeysTable;
+  service_instances: ServiceInstancesTable;
+  signing_keys: SigningKeysTable;
+  ucp_platforms: UcpPlatformsTable;
+  ucp_orders: UcpOrdersTable;
+  acp_orders: AcpOrdersTable;
+  order_followers: OrderFollowersTable;
   checkout_sessions: CheckoutSessionsTable;
   mpp_challenge_claims: MppChallengeClaimsTable;
   mpp_server_secrets: MppServerSecretsTable;

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   CHECKOUT_CAPABILITY,
+  ORDER_CAPABILITY,
   paymentHandlers,
   SHOPPING_SERVICE,
   specUrls,
@@ -11,6 +12,7 @@ import {
   type UcpVersion,
 } from '../channels/ucp/index.ts';
 import type { Config } from '../config.ts';
+import type { KeyStore } from '../signing/index.ts';
 
 const PROFILE_PATH = '/.well-known/ucp';
 
@@ -44,6 +46,18 @@ function ucpBusinessProfile(config: Config, version: UcpVersion) {
       },
       capabilities: {
         [CHECKOUT_CAPABILITY]: [{ version, spec: urls.checkoutSpec, schema: urls.checkoutSchema }],
+        // GET /orders/{id} and order webhooks are built on the current release's order schema.
+        ...(version === UCP_VERSION
+          ? {
+              [ORDER_CAPABILITY]: [
+                {
+                  version,
+                  spec: `https://ucp.dev/${version}/specification/shopping/order`,
+                  schema: `https://ucp.dev/${version}/schemas/shopping/order.json`,
+                },
+              ],
+            }
+          : {}),
       },
       payment_handlers: paymentHandlers(config, version),
     },
@@ -53,22 +67,25 @@ function ucpBusinessProfile(config: Config, version: UcpVersion) {
 /**
  * `GET /.well-known/ucp` (and the leaf profile of each older release it lists under
  * `supported_versions`): public and cacheable, as the protocol requires (`public`, max-age of at
- * least 60 s); a document only changes with configuration, so its ETag is computed once.
+ * least 60 s). The `keys` member is the JWK Set of the business's signing keys: the one that signs
+ * and, after a rotation, the ones in their grace; a verifier that meets an unknown `kid` reads the
+ * profile again, so a new key is found at once.
  */
-export function registerUcpDiscovery(app: FastifyInstance, config: Config): void {
+export function registerUcpDiscovery(app: FastifyInstance, config: Config, signingKeys: KeyStore): void {
   for (const version of UCP_VERSIONS) {
     const path = version === UCP_VERSION ? PROFILE_PATH : leafProfilePath(version);
-    app.get(path, cacheableJson(JSON.stringify(ucpBusinessProfile(config, version))));
+    const profile = ucpBusinessProfile(config, version);
+    app.get(path, async (request, reply) =>
+      cacheableJson(request, reply, JSON.stringify({ ...profile, keys: await signingKeys.publishedKeys() })),
+    );
   }
 }
 
-function cacheableJson(body: string) {
+function cacheableJson(request: FastifyRequest, reply: FastifyReply, body: string) {
   const etag = `"${createHash('sha256').update(body).digest('base64url')}"`;
-  return async (request: FastifyRequest, reply: FastifyReply) => {
-    reply.header('cache-control', 'public, max-age=3600').header('etag', etag);
-    if (matchesEtag(request.headers['if-none-match'], etag)) return reply.code(304).send();
-    return reply.type('application/json; charset=utf-8').send(body);
-  };
+  reply.header('cache-control', 'public, max-age=3600').header('etag', etag);
+  if (matchesEtag(request.headers['if-none-match'], etag)) return reply.code(304).send();
+  return reply.type('application/json; charset=utf-8').send(body);
 }
 
 function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {

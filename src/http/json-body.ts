@@ -1,4 +1,4 @@
-import { errorCodes, type FastifyInstance } from 'fastify';
+import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
 
 /** No request of ours nests anywhere near this deep; deeper input only costs recursion downstream. */
 export const MAX_JSON_DEPTH = 64;
@@ -29,8 +29,10 @@ function withinBounds(value: unknown): boolean {
 export function useBoundedJsonParser(scope: FastifyInstance, options: { emptyIsNone: boolean }): void {
   const parse = scope.getDefaultJsonParser('error', 'error');
   if (scope.hasContentTypeParser('application/json')) scope.removeContentTypeParser('application/json');
-  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body.toString();
+  scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body);
+    rawBodies.set(request, bytes);
+    const text = bytes.toString('utf8');
     if (text === '' && options.emptyIsNone) return done(null, undefined);
     parse(request, text, (error, value) => {
       if (error) done(error, undefined);
@@ -38,4 +40,11 @@ export function useBoundedJsonParser(scope: FastifyInstance, options: { emptyIsN
       else done(null, value);
     });
   });
+}
+
+const rawBodies = new WeakMap<FastifyRequest, Buffer>();
+
+/** The body bytes exactly as received (what a Content-Digest covers); undefined without a JSON body. */
+export function rawBodyOf(request: FastifyRequest): Buffer | undefined {
+  return rawBodies.get(request);
 }

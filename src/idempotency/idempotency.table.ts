@@ -13,6 +13,8 @@ export interface IdempotencyKeysTable {
    * own writes.
    */
   locked_until: number | null;
+  /** The instance holding the key while in flight; a retry takes the key over once it is known gone. */
+  locked_by: string | null;
   response_status: number | null;
   /** Body and headers as JSON, sealed with a key derived from the Idempotency-Key (see store.ts). */
   response_body: string | null;

@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import type { ExpressionBuilder } from 'kysely';
 import type { Database, Db } from '../db/schema.ts';
+import { type InstanceLiveness, isInstanceGone } from '../instances/index.ts';
 import { type Clock, HOUR_MS } from '../shared/clock.ts';
 import { sha256Hex } from '../shared/ids.ts';
 import { canonicalJson } from '../shared/jcs.ts';
@@ -17,6 +18,8 @@ export interface IdempotencyDeps {
   clock: Clock;
   /** How long an in-flight key's holder has before a retry may take the key over. */
   staleAfterMs: number;
+  /** This instance, named on the keys it holds; a gone holder's key is taken over at once. */
+  instance?: InstanceLiveness;
 }
 
 export interface StoredResponse {
@@ -59,9 +62,10 @@ export function fingerprintOf(body: unknown): string {
  * Runs `handle` at most once per (scope, key): the key is claimed in the database before the
  * handler runs, so concurrent requests and other instances see it in flight. The response is kept
  * 24 hours and replayed for the same body; 5xx responses, "retry later" answers (`keep: false`)
- * and thrown errors release the key so a retry runs afresh. A key held longer than `staleAfterMs`
- * is taken over by the next retry; the holder's own writes are fenced by the lease it set, so a
- * slow holder that was taken over neither overwrites nor releases the key.
+ * and thrown errors release the key so a retry runs afresh. A key held longer than `staleAfterMs`,
+ * or held by an instance known gone, is taken over by the next retry; the holder's own writes are
+ * fenced by the lease it set, so a slow holder that was taken over neither overwrites nor
+ * releases the key.
  */
 export async function runIdempotently(
   deps: IdempotencyDeps,
@@ -89,6 +93,7 @@ export async function runIdempotently(
       .set({
         state: 'completed',
         locked_until: null,
+        locked_by: null,
         response_status: response.status,
         response_body: sealed.seal(JSON.stringify(response.body ?? null)),
         response_headers: response.headers ? sealed.seal(JSON.stringify(response.headers)) : null,
@@ -111,11 +116,12 @@ async function acquire(
   request: IdempotentRequest,
   fingerprint: string,
 ): Promise<Acquired> {
-  const { db, clock, staleAfterMs } = deps;
+  const { db, clock, staleAfterMs, instance } = deps;
+  const holder = instance?.id ?? null;
   for (let round = 0; round < MAX_CLAIM_ROUNDS; round++) {
     const now = clock.now().getTime();
-    const lease = now + staleAfterMs;
-    if (await claim(db, request, fingerprint, now, lease)) return { kind: 'held', lease };
+    let lease = now + staleAfterMs;
+    if (await claim(db, request, fingerprint, { now, lease, holder })) return { kind: 'held', lease };
     const existing = await db
       .selectFrom('idempotency_keys')
       .selectAll()
@@ -129,11 +135,30 @@ async function acquire(
     }
     const heldUntil = existing.locked_until ?? now;
     if (heldUntil > now) {
-      return { kind: 'in_flight', retryAfterSeconds: Math.ceil((heldUntil - now) / 1000) };
+      if (!instance || !(await isInstanceGone(db, existing.locked_by, instance.goneAfterMs))) {
+        return {
+          kind: 'in_flight',
+          retryAfterSeconds: retryAfter(existing.locked_by, heldUntil - now, instance),
+        };
+      }
+      // Taken over before its end, the new lease must still be later to fence the old holder.
+      lease = Math.max(lease, heldUntil + 1);
     }
-    if (await takeOverStale(db, request, existing.locked_until, lease)) return { kind: 'held', lease };
+    if (await takeOverStale(db, request, existing.locked_until, { lease, holder }))
+      return { kind: 'held', lease };
   }
   return { kind: 'in_flight', retryAfterSeconds: 1 };
+}
+
+/** A holder that names its instance is looked at again soon: it may be known gone by then. */
+function retryAfter(
+  holder: string | null,
+  remainingMs: number,
+  instance: InstanceLiveness | undefined,
+): number {
+  const untilLapse = Math.ceil(remainingMs / 1000);
+  if (holder === null || !instance) return untilLapse;
+  return Math.max(1, Math.min(untilLapse, Math.ceil(instance.goneAfterMs / 1000)));
 }
 
 function openResponse(
@@ -177,13 +202,14 @@ async function claim(
   db: Db,
   request: IdempotentRequest,
   fingerprint: string,
-  now: number,
-  lease: number,
+  at: { now: number; lease: number; holder: string | null },
 ): Promise<boolean> {
+  const { now, lease, holder } = at;
   const fresh = {
     fingerprint,
     state: 'in_flight' as const,
     locked_until: lease,
+    locked_by: holder,
     response_status: null,
     response_body: null,
     response_headers: null,
@@ -210,11 +236,11 @@ async function takeOverStale(
   db: Db,
   request: IdempotentRequest,
   staleLease: number | null,
-  lease: number,
+  next: { lease: number; holder: string | null },
 ): Promise<boolean> {
   const result = await db
     .updateTable('idempotency_keys')
-    .set({ locked_until: lease })
+    .set({ locked_until: next.lease, locked_by: next.holder })
     .where('scope', '=', request.scope)
     .where('key', '=', sha256Hex(request.key))
     .where('state', '=', 'in_flight')

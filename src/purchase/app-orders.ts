@@ -41,6 +41,7 @@ export async function recordPaidAppOrder(trx: Tx, input: PaidAppOrder): Promise<
       psp_idempotency_key: `svc_${attemptId}`,
       status: 'completed',
       locked_until: null,
+      locked_by: null,
       payment_intent_id: input.paymentIntentId,
       charged_at: at,
       decline_code: null,

@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { CatalogItem } from '../catalog/index.ts';
 import type { Db, Tx } from '../db/schema.ts';
+import { holderGone, type InstanceLiveness } from '../instances/index.ts';
 import { newId, sha256Hex } from '../shared/ids.ts';
 import type { OrdersTable, PaymentAttemptsTable } from './purchase.table.ts';
 
@@ -39,6 +40,7 @@ export async function recordAttempt(db: Db, at: Date, input: NewAttempt): Promis
       psp_idempotency_key: `svc_${id}`,
       status: 'pending',
       locked_until: null,
+      locked_by: null,
       payment_intent_id: null,
       charged_at: null,
       decline_code: null,
@@ -67,14 +69,29 @@ export function findAttempt(db: Db, id: string): Promise<Attempt | undefined> {
   return db.selectFrom('payment_attempts').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** Takes the right to call the provider for this attempt until `until`; false if someone holds it. */
-export async function claimCharge(db: Db, attemptId: string, now: number, until: number): Promise<boolean> {
+/**
+ * Takes the right to call the provider for this attempt until `until`; false if someone holds it.
+ * A lease held by an instance known gone is taken over at once: the attempt's provider
+ * idempotency key makes the second call a replay of the first, never a second charge.
+ */
+export async function claimCharge(
+  db: Db,
+  attemptId: string,
+  lease: { now: number; until: number; instance: InstanceLiveness | undefined },
+): Promise<boolean> {
+  const { now, until, instance } = lease;
   const result = await db
     .updateTable('payment_attempts')
-    .set({ locked_until: until, updated_at: now })
+    .set({ locked_until: until, locked_by: instance?.id ?? null, updated_at: now })
     .where('id', '=', attemptId)
     .where('status', '=', 'pending')
-    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
+    .where((eb) =>
+      eb.or([
+        eb('locked_until', 'is', null),
+        eb('locked_until', '<=', now),
+        ...(instance ? [holderGone('payment_attempts.locked_by', instance.goneAfterMs)] : []),
+      ]),
+    )
     .executeTakeFirst();
   return result.numUpdatedRows === 1n;
 }
@@ -104,7 +121,7 @@ export function updatePendingAttempt(
 ): Promise<Attempt | undefined> {
   return db
     .updateTable('payment_attempts')
-    .set({ ...changes, locked_until: null, updated_at: now })
+    .set({ ...changes, locked_until: null, locked_by: null, updated_at: now })
     .where('id', '=', attemptId)
     .where('status', '=', 'pending')
     .returningAll()

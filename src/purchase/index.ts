@@ -28,4 +28,15 @@ export {
   resumePurchase,
   type SettledOutcome,
 } from './pipeline.ts';
+export {
+  advanceFollowedOrders,
+  followOrder,
+  NOTIFY_ORDER_JOB,
+  type NotifyOrderPayload,
+  type OrderEvent,
+  type OrderFollower,
+  type OrderProgress,
+  type OrderState,
+  orderProgress,
+} from './progress.ts';
 export { recoverUnfinishedPurchases } from './recovery.ts';

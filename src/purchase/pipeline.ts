@@ -1,6 +1,7 @@
 import { findSellableItem, type PlanId, type TermLength } from '../catalog/index.ts';
 import type { Db } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
+import type { InstanceLiveness } from '../instances/index.ts';
 import type { PaymentProvider } from '../psp/index.ts';
 import { type Clock, HOUR_MS } from '../shared/clock.ts';
 import { sha256Hex } from '../shared/ids.ts';
@@ -47,6 +48,8 @@ export interface PurchaseDeps {
   failpoints?: Failpoints;
   /** How long one request may hold an attempt while it calls the provider (SDK timeout x retries). */
   chargeLeaseMs?: number;
+  /** This instance, named in the charge leases it takes; a gone holder's lease is taken over at once. */
+  instance?: InstanceLiveness;
 }
 
 export interface Buyer {
@@ -262,7 +265,7 @@ async function finalOutcome(
 async function charge(deps: PurchaseDeps, attempt: Attempt, token: string): Promise<PurchaseOutcome> {
   const leaseMs = deps.chargeLeaseMs ?? DEFAULT_CHARGE_LEASE_MS;
   const now = deps.clock.now().getTime();
-  if (!(await claimCharge(deps.db, attempt.id, now, now + leaseMs))) {
+  if (!(await claimCharge(deps.db, attempt.id, { now, until: now + leaseMs, instance: deps.instance }))) {
     return { kind: 'in_progress', retryAfterSeconds: 1 };
   }
   const outcome = await deps.psp.charge({

@@ -34,6 +34,8 @@ export interface PaymentAttemptsTable {
   status: AttemptStatus;
   /** While set in the future, one request is charging this attempt; others wait. */
   locked_until: number | null;
+  /** The instance holding the charge lease; a retry takes the lease over once it is known gone. */
+  locked_by: string | null;
   payment_intent_id: string | null;
   /** When the provider confirmed the charge; the term starts here. */
   charged_at: number | null;
@@ -68,4 +70,17 @@ export interface PurchaseSecretsTable {
   name: string;
   secret: string;
   created_at: number;
+}
+
+/** The last order state an agent's protocol was told by webhook (see progress.ts). */
+export interface OrderFollowersTable {
+  order_id: string;
+  /** The protocol whose agent follows the order: `ucp` or `acp`. */
+  follower: string;
+  state: 'placed' | 'invitation_accepted' | 'term_ended';
+  /** Copied from the order, so the sweep looks at accepted orders only once their term is over. */
+  term_ends_at: number;
+  created_at: number;
+  /** When the sweep last looked; it looks at the longest-unlooked first. */
+  updated_at: number;
 }

@@ -21,6 +21,7 @@ export {
   type NewEvent,
   publishEvent,
 } from './events.ts';
+export { type OutboundResult, postPinned } from './outbound.ts';
 export {
   applyPlanToSubscriptions,
   type PlanForSubscriptions,
@@ -41,4 +42,10 @@ export {
   WebhookSubscription,
   WebhookSubscriptionWithSecret,
 } from './subscriptions.ts';
-export { type ResolveHost, systemResolver, type TargetPolicy, type TargetRefusalCode } from './target.ts';
+export {
+  checkTarget,
+  type ResolveHost,
+  systemResolver,
+  type TargetPolicy,
+  type TargetRefusalCode,
+} from './target.ts';

@@ -57,8 +57,10 @@ export {
 } from './members.ts';
 export { findWorkspaceOwner, type WorkspaceOwner } from './owner.ts';
 export {
+  findPurchaseFollowUp,
   findPurchaseOwnerInvitation,
   type OwnerResendError,
+  type PurchaseFollowUp,
   type PurchaseOwnerInvitation,
   resendPurchaseOwnerInvitation,
 } from './owner-invitation.ts';

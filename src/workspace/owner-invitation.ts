@@ -44,6 +44,39 @@ export async function findPurchaseOwnerInvitation(
   };
 }
 
+/** What became of a purchase after it was paid: the facts its order's state is made of. */
+export interface PurchaseFollowUp {
+  /** When the purchase's owner invitation was emailed (queued with the workspace). */
+  invitationSentAt: Date | null;
+  /** When the first of its owner invitations (the purchase's or a resend) was accepted. */
+  invitationAcceptedAt: Date | null;
+  /** When the term the order paid for was closed by the term-end sweep. */
+  termEndedAt: Date | null;
+}
+
+export async function findPurchaseFollowUp(
+  db: Db,
+  workspaceId: string,
+  orderId: string,
+): Promise<PurchaseFollowUp> {
+  const invitations = await purchaseOwnerInvitations(db, workspaceId);
+  const accepted = invitations.flatMap((row) => (row.accepted_at === null ? [] : [row.accepted_at]));
+  const first = invitations.at(-1);
+  const term = await db
+    .selectFrom('workspace_terms')
+    .select('ended_at')
+    .where('workspace_id', '=', workspaceId)
+    .where('order_id', '=', orderId)
+    .executeTakeFirst();
+  const at = (value: number | null | undefined) =>
+    value === null || value === undefined ? null : new Date(value);
+  return {
+    invitationSentAt: at(first?.created_at),
+    invitationAcceptedAt: accepted.length > 0 ? new Date(Math.min(...accepted)) : null,
+    termEndedAt: at(term?.ended_at),
+  };
+}
+
 export type OwnerResendError =
   | { code: 'not_found' }
   | { code: 'accepted' }

@@ -9,13 +9,14 @@ const SCHEMA_URL = new URL(
   import.meta.url,
 );
 
-type Definition = 'CheckoutSession' | 'CheckoutSessionWithOrder' | 'Error' | 'DiscoveryResponse';
+type Definition = 'CheckoutSession' | 'CheckoutSessionWithOrder' | 'Error' | 'DiscoveryResponse' | 'Order';
 
 const validators = compileValidators([
   'CheckoutSession',
   'CheckoutSessionWithOrder',
   'Error',
   'DiscoveryResponse',
+  'Order',
 ]);
 
 function compileValidators(definitions: Definition[]): Record<Definition, ValidateFunction> {
@@ -48,3 +49,5 @@ export const assertAcpCompletedSession = (body: unknown) => assertValid('Checkou
 /** ACP's flat protocol Error. */
 export const assertAcpError = (body: unknown) => assertValid('Error', body);
 export const assertAcpDiscovery = (body: unknown) => assertValid('DiscoveryResponse', body);
+/** An order, as a completed session carries it and as the order webhooks deliver it. */
+export const assertAcpOrder = (body: unknown) => assertValid('Order', body);

@@ -72,3 +72,13 @@ export async function createTestDatabase(
     });
   return { ...handle, reopen: open, close, connection: { url: TEST_DATABASE_URL, searchPath: schema } };
 }
+
+/** The DATABASE_URL a child process (the service, the CLI) opens the test's shared database with. */
+export function processDatabaseUrl(database: TestDatabase): string {
+  const connection = database.connection;
+  if (!connection) throw new Error('an in-memory database cannot be shared with another process');
+  if (!connection.searchPath) return connection.url;
+  const url = new URL(connection.url);
+  url.searchParams.set('options', `-c search_path=${connection.searchPath}`);
+  return url.toString();
+}

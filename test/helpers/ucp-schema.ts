@@ -111,3 +111,11 @@ export function assertUcpErrorResponse(body: unknown): void {
 export function assertUcpBusinessProfile(body: unknown): void {
   ucpSchemas('2026-08-25').businessProfile(body);
 }
+
+/** An order document (GET /orders/{id} and order webhooks) against `shopping/order.json`. */
+let orderValidator: ValidateFunction | undefined;
+export function assertUcpOrder(body: unknown): void {
+  orderValidator ??= loadAjv('2026-08-25').getSchema(`${BASE}shopping/order.json`);
+  if (!orderValidator) throw new Error('no UCP 2026-08-25 order schema');
+  assertValid(orderValidator, body, 'order (UCP 2026-08-25)');
+}

@@ -8,6 +8,7 @@ import { ACP_ERRORS, acpError } from './errors.ts';
 import { registerSessionRoutes } from './routes.ts';
 import { ACP_VERSION, SUPPORTED_ACP_VERSIONS } from './version.ts';
 
+export { type AcpOrderNotifierDeps, acpOrderNotifier } from './orders.ts';
 export { ACP_ERRORS, ACP_VERSION, SUPPORTED_ACP_VERSIONS };
 
 /** ACP 2026-04-17 checkout sessions under /api/acp/checkout_sessions. */

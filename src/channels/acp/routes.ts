@@ -17,12 +17,15 @@ import {
 } from '../../checkout/index.ts';
 import { sendWire } from '../../http/errors.ts';
 import type { StoredResponse } from '../../idempotency/index.ts';
+import { orderProgress } from '../../purchase/index.ts';
 import type { Result } from '../../shared/result.ts';
 import type { ChannelContext } from '../context.ts';
 import { type IdempotentRoute, idempotencyDepsOf, sendIdempotently } from '../idempotent.ts';
 import { checkoutErrorResponse, idempotencyErrors } from './errors.ts';
+import { followAcpOrder, toAcpOrder } from './orders.ts';
 import { acceptLegacyItemsKey, toSessionBuyer } from './requests.ts';
 import {
+  type AcpCheckoutSession,
   CancelSessionBody,
   CompleteSessionBody,
   CreateSessionBody,
@@ -49,6 +52,23 @@ export function registerSessionRoutes(scope: AcpScope, context: ChannelContext):
   const answer = (result: Result<CheckoutSession, CheckoutError>, successStatus = 200): StoredResponse => {
     if (result.ok) return { status: successStatus, body: present(result.value) };
     return checkoutErrorResponse(result.error);
+  };
+  /** A completed session carries the whole order, as it stands now; the agent follows it here. */
+  const withOrder = async (result: Result<CheckoutSession, CheckoutError>): Promise<StoredResponse> => {
+    const response = answer(result);
+    const order = result.ok ? result.value.order : undefined;
+    if (!result.ok || !order) return response;
+    const progress = await orderProgress(deps.db, order.id);
+    if (!progress) return response;
+    await followAcpOrder(deps.db, context.config, result.value.id, progress.order, deps.clock.now());
+    const body = response.body as AcpCheckoutSession;
+    return {
+      ...response,
+      body: {
+        ...body,
+        order: toAcpOrder(progress, result.value.id, deps.purchases.orderLinks, context.config),
+      },
+    };
   };
   const route = (sessionId?: string): IdempotentRoute => ({
     channel: 'acp',
@@ -79,7 +99,7 @@ export function registerSessionRoutes(scope: AcpScope, context: ChannelContext):
     '/checkout_sessions/:id',
     { schema: { params: SessionParams, response: sessionResponses } },
     async (request, reply) => {
-      sendWire(reply, answer(await getSession(deps, request.params.id, 'acp')));
+      sendWire(reply, await withOrder(await getSession(deps, request.params.id, 'acp')));
     },
   );
 
@@ -109,7 +129,7 @@ export function registerSessionRoutes(scope: AcpScope, context: ChannelContext):
         const { id } = request.params;
         const { payment_data, buyer } = request.body;
         const token = payment_data.instrument.credential.token;
-        return answer(
+        return withOrder(
           await completeSession(deps, id, 'acp', token, buyer ? toSessionBuyer(buyer) : undefined),
         );
       });

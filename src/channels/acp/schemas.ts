@@ -177,11 +177,62 @@ const Link = Type.Object({
 });
 export type Link = Static<typeof Link>;
 
+const OrderTotal = Type.Object({
+  type: Type.Union([Type.Literal('subtotal'), Type.Literal('total')]),
+  display_text: Type.String(),
+  amount: Type.Integer(),
+});
+
+/** ACP's Order: the three required members on every completed session, the rest once it is read. */
 const Order = Type.Object({
+  type: Type.Optional(Type.Literal('order')),
   id: Type.String(),
   checkout_session_id: Type.String(),
   permalink_url: Type.String(),
+  status: Type.Optional(Type.String()),
+  confirmation: Type.Optional(
+    Type.Object({ confirmation_number: Type.String(), confirmation_email_sent: Type.Boolean() }),
+  ),
+  line_items: Type.Optional(
+    Type.Array(
+      Type.Object({
+        id: Type.String(),
+        title: Type.String(),
+        product_id: Type.String(),
+        quantity: Type.Object({
+          ordered: Type.Integer(),
+          current: Type.Integer(),
+          fulfilled: Type.Integer(),
+        }),
+        unit_price: Type.Integer(),
+        totals: Type.Array(OrderTotal),
+        status: Type.String(),
+      }),
+    ),
+  ),
+  fulfillments: Type.Optional(
+    Type.Array(
+      Type.Object({
+        id: Type.String(),
+        type: Type.Literal('digital'),
+        status: Type.String(),
+        line_items: Type.Array(Type.Object({ id: Type.String(), quantity: Type.Integer() })),
+        digital_delivery: Type.Object({ access_url: Type.String(), expires_at: Type.String() }),
+        description: Type.String(),
+        events: Type.Array(
+          Type.Object({
+            id: Type.String(),
+            type: Type.String(),
+            occurred_at: Type.String(),
+            description: Type.String(),
+          }),
+        ),
+      }),
+    ),
+  ),
+  totals: Type.Optional(Type.Array(OrderTotal)),
 });
+export type AcpOrder = Static<typeof Order>;
 
 export const AcpCheckoutSession = Type.Object({
   id: Type.String(),

@@ -50,3 +50,11 @@ function itemOf(member: Item | InnerList | undefined): BareItem | undefined {
 function textOf(item: BareItem): string {
   return typeof item === 'string' ? item : serializeBareItem(item);
 }
+
+/** The profile URL the `UCP-Agent` header names (its `profile` member), if it names one. */
+export function agentProfileUrl(header: string | undefined): string | undefined {
+  if (header === undefined || header.trim() === '') return undefined;
+  const profile = dictionaryOf(header)?.get('profile');
+  const value = profile && !Array.isArray(profile[0]) ? profile[0] : undefined;
+  return typeof value === 'string' ? value : undefined;
+}

@@ -38,8 +38,10 @@ import {
   type UcpReply,
   versionUnsupported,
 } from './errors.ts';
+import { recordUcpOrder, registerOrderRoute } from './orders.ts';
 import { inRelease, isSupportedVersion, UCP_VERSION, type UcpVersion } from './profile.ts';
 import { CHECKOUT_RESPONSES, CheckoutInput, CompleteInput, SessionParams } from './schemas.ts';
+import { useMessageSignatures, verifiedPlatformOf } from './signatures.ts';
 import {
   paymentTokenFrom,
   paymentUnderWayMessage,
@@ -49,6 +51,14 @@ import {
 } from './translate.ts';
 
 export { UCP_ERRORS } from './errors.ts';
+export { ORDER_CAPABILITY, type UcpOrderNotifierDeps, ucpOrderNotifier } from './orders.ts';
+export {
+  listPlatforms,
+  parsePlatformKeys,
+  registerPlatform,
+  removePlatform,
+  type UcpPlatform,
+} from './platforms.ts';
 export {
   CHECKOUT_CAPABILITY,
   paymentHandlers,
@@ -89,6 +99,7 @@ export async function ucpChannel(scope: FastifyInstance, context: ChannelContext
   scope.setErrorHandler(errorHandlerFor(UCP_ERRORS));
   applyRateLimit(scope, context.limiter, 'ucp', UCP_ERRORS);
   scope.addHook('onRequest', checkAgentVersion);
+  useMessageSignatures(scope, context);
   scope.addHook('preSerialization', async (request, _reply, payload) =>
     inRelease(payload, context.config, negotiated.get(request) ?? UCP_VERSION),
   );
@@ -132,6 +143,17 @@ function registerRoutes(app: UcpScope, context: ChannelContext): void {
   });
   const respond = (result: SessionResult, options?: AnswerOptions) =>
     answer(checkout, config, result, options);
+  const recordOrderOf = async (request: FastifyRequest, checkoutId: string, result: SessionResult) => {
+    const order = result.ok ? result.value.order : undefined;
+    if (!order) return;
+    const platformProfileUrl = verifiedPlatformOf(request);
+    await recordUcpOrder(
+      checkout.db,
+      { orderId: order.id, checkoutId, platformProfileUrl },
+      checkout.clock.now(),
+    );
+  };
+  registerOrderRoute(app, { db: checkout.db, orderLinks: checkout.purchases.orderLinks });
 
   app.post(
     '/checkout-sessions',
@@ -148,7 +170,10 @@ function registerRoutes(app: UcpScope, context: ChannelContext): void {
   );
 
   app.get('/checkout-sessions/:id', { schema: sessionRoute }, async (request, reply) => {
-    return sendWire(reply, await respond(await getSession(checkout, request.params.id, 'ucp')));
+    const session = await getSession(checkout, request.params.id, 'ucp');
+    // A payment the recovery finished completes the session without a complete request.
+    await recordOrderOf(request, request.params.id, session);
+    return sendWire(reply, await respond(session));
   });
 
   // A full replacement: a buyer left out of the body is removed from the session.
@@ -172,9 +197,11 @@ function registerRoutes(app: UcpScope, context: ChannelContext): void {
       const { id } = request.params;
       const token = paymentTokenFrom(request.body, id);
       if (!token.ok) return sendWire(reply, errorReply(400, [token.error]));
-      return sendIdempotently(idempotency, request, reply, idempotent(id), async () =>
-        respond(await completeSession(checkout, id, 'ucp', token.value), { sessionId: id }),
-      );
+      return sendIdempotently(idempotency, request, reply, idempotent(id), async () => {
+        const completed = await completeSession(checkout, id, 'ucp', token.value);
+        await recordOrderOf(request, id, completed);
+        return respond(completed, { sessionId: id });
+      });
     },
   );
 
