@@ -16,6 +16,13 @@ import { type EvidenceFailpoints, PENDING_FILE_GRACE_MS, sweepEvidenceFiles } fr
 import type { Config } from './config.ts';
 import { type DatabaseHandle, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
+import {
+  BUILD_PACKAGE_JOB,
+  buildPackageJob,
+  type DocumentsProvider,
+  isPackageFile,
+  sweepPackages,
+} from './evidence-package/index.ts';
 import { createMemoryRateLimiters, type RateLimiters } from './http/rate-limit.ts';
 import { deleteExpiredKeys } from './idempotency/index.ts';
 import { deleteFinishedJobs, type JobLogger, JobRunner } from './jobs/index.ts';
@@ -101,6 +108,8 @@ export interface RuntimeOptions {
   wrapEvidenceStore?: (store: FileStore) => FileStore;
   /** Tests make host names resolve where they need (the system resolver otherwise) and shorten attempts. */
   webhooks?: { resolveHost?: ResolveHost; timeoutMs?: number };
+  /** The audit documents an evidence package carries (the SoA and treatment plan); none by default. */
+  auditDocuments?: DocumentsProvider;
 }
 
 /** The SDK adapter for the configured provider; with no key configured, the local PSP sandbox. */
@@ -200,6 +209,13 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         findOwner: findWorkspaceOwner,
         logger: app.log,
       }),
+      [BUILD_PACKAGE_JOB]: buildPackageJob({
+        db: database.db,
+        clock,
+        store: evidenceStore,
+        documents: options.auditDocuments ?? (async () => []),
+        log: app.log as JobLogger,
+      }),
     },
     sweeps: [
       {
@@ -284,6 +300,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
               db: database.db,
               store: evidenceStore,
               knownWorkspaces: (ids) => knownWorkspaceIds(database.db, ids),
+              othersFile: isPackageFile,
             },
             clock.now().getTime() - PENDING_FILE_GRACE_MS,
           );
@@ -296,6 +313,15 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
               'the evidence store holds files no record of this database names: of workspaces it does not have (another database shares the store) or of its own (a failed deletion, or a restored copy sharing the store); left alone',
             );
           }
+        },
+      },
+      {
+        name: 'evidence-package.sweep',
+        intervalMs: 15 * MINUTE_MS,
+        run: async () => {
+          const swept = await sweepPackages({ db: database.db, clock, store: evidenceStore });
+          if (swept.expired > 0)
+            app.log.info({ event: 'evidence_package.expired', ...swept }, 'evidence packages expired');
         },
       },
       {

@@ -58,6 +58,8 @@ export const AUDIT_ACTIONS = {
   'policy.updated': 'Policy changed',
   'policy.approved': 'Policy version approved',
   'policy.acknowledged': 'Policy acknowledged',
+  'evidence_package.requested': 'Evidence package requested',
+  'evidence_package.downloaded': 'Evidence package downloaded',
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

@@ -53,6 +53,12 @@ export {
   storageFailureError,
 } from './evidence-form.ts';
 export {
+  type EvidenceRange,
+  evidenceInventory,
+  evidenceTotals,
+  type InventoryEvidence,
+} from './evidence-inventory.ts';
+export {
   CreateEvidenceLinkBody,
   Evidence,
   type EvidenceDeps,

@@ -25,6 +25,7 @@ import type {
   TasksTable,
   VendorsTable,
 } from '../compliance/compliance.table.ts';
+import type { EvidencePackagesTable } from '../evidence-package/packages.table.ts';
 import type { IdempotencyKeysTable } from '../idempotency/idempotency.table.ts';
 import type { JobKeyHoldsTable, JobsTable } from '../jobs/jobs.table.ts';
 import type { DevMailboxTable, MailMessagesTable } from '../mail/mail.table.ts';
@@ -89,6 +90,7 @@ export interface Database {
   billing_checkouts: BillingCheckoutsTable;
   stored_files: StoredFilesTable;
   stored_file_chunks: StoredFileChunksTable;
+  evidence_packages: EvidencePackagesTable;
 }
 
 export type Db = Kysely<Database>;

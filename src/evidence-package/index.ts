@@ -1,0 +1,36 @@
+export { type BuildDeps, buildPackage, buildPackageJob, isPackageFile, PACKAGE_FOLDER } from './build.ts';
+export type { PackageStatus } from './packages.table.ts';
+export {
+  BUILD_PACKAGE_JOB,
+  CreatedEvidencePackage,
+  CreateEvidencePackageBody,
+  checkRange,
+  EvidencePackage,
+  getPackage,
+  listPackages,
+  MAX_PACKAGES_IN_PROGRESS,
+  MAX_RANGE_DAYS,
+  type OpenedPackage,
+  openPackage,
+  openPackageByToken,
+  PACKAGE_TTL_MS,
+  type PackageDeps,
+  type PackageError,
+  type PackageLinks,
+  packageFileName,
+  packageLabel,
+  recordDownload,
+  requestPackage,
+  sweepPackages,
+  toEvidencePackage,
+} from './packages.ts';
+export {
+  type DocumentsProvider,
+  EVIDENCE_INDEX_PATH,
+  LINKS_PATH,
+  MANIFEST_PATH,
+  type Manifest,
+  type ManifestFile,
+  type PackageDocument,
+  writePackageZip,
+} from './zip.ts';
