@@ -86,11 +86,10 @@ export const CreatedEvidencePackage = Type.Object(
 );
 export type CreatedEvidencePackage = Static<typeof CreatedEvidencePackage>;
 
-/** Where a surface serves a package: its status, its file, and the tokened download. */
+/** Where a surface serves a package: its status and its file. */
 export interface PackageLinks {
   status(id: string): string;
   file(id: string): string;
-  download(token: string): string;
 }
 
 export interface PackageDeps {

@@ -108,8 +108,8 @@ export function evidencePackageRoutes(app: ApiScope, deps: ApiDeps, catalog: Sch
   const links: PackageLinks = {
     status: (id) => `${base}/evidence-packages/${id}`,
     file: (id) => `${base}/evidence-packages/${id}/file`,
-    download: (token) => `${base}/evidence-package-downloads/${token}`,
   };
+  const downloadUrl = (token: string) => `${base}/evidence-package-downloads/${token}`;
   const packageDeps: PackageDeps = { db: deps.db, clock: deps.clock, store: deps.evidence.store };
 
   app.post(
@@ -146,7 +146,7 @@ export function evidencePackageRoutes(app: ApiScope, deps: ApiDeps, catalog: Sch
       return reply
         .code(202)
         .header('location', links.status(row.id))
-        .send({ ...toEvidencePackage(row, links), download_url: links.download(token) });
+        .send({ ...toEvidencePackage(row, links), download_url: downloadUrl(token) });
     },
   );
 
