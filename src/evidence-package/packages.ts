@@ -38,11 +38,29 @@ export const CreateEvidencePackageBody = Type.Object(
     }),
     to: Type.Optional({ ...CalendarDate, description: 'Last day (UTC), inclusive; absent: up to now.' }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ from: '2026-01-01', to: '2026-03-31' }, {}] },
 );
 export type CreateEvidencePackageBody = Static<typeof CreateEvidencePackageBody>;
 
 const PACKAGE_DESCRIPTION = 'A zip of the audit documents and the evidence of a date range, with a manifest.';
+
+const PACKAGE_EXAMPLE = {
+  id: 'epk_06f1k2m3n4p5q6r7s8t9v0w1x2',
+  status: 'ready',
+  from: '2026-01-01',
+  to: '2026-03-31',
+  requested_by: 'ada@example.com',
+  progress: { files_done: 214, files_total: 214, bytes_done: 734_003_200, bytes_total: 734_003_200 },
+  size: 734_052_118,
+  sha256: '9087e76db8146193c3d99761026fb7cb5317e81fb91dfcc5f636407064546116',
+  error: null,
+  created_at: '2026-04-02T09:00:00.000Z',
+  started_at: '2026-04-02T09:00:01.000Z',
+  finished_at: '2026-04-02T09:01:30.000Z',
+  expires_at: '2026-04-05T09:01:30.000Z',
+  status_url: 'https://compliance.example.com/api/v1/evidence-packages/epk_06f1k2m3n4p5q6r7s8t9v0w1x2',
+  file_url: 'https://compliance.example.com/api/v1/evidence-packages/epk_06f1k2m3n4p5q6r7s8t9v0w1x2/file',
+};
 
 export const EvidencePackage = Type.Object(
   {
@@ -70,7 +88,7 @@ export const EvidencePackage = Type.Object(
     status_url: Type.String(),
     file_url: Nullable(Type.String({ description: 'GET it with the API key once `ready`.' })),
   },
-  { description: PACKAGE_DESCRIPTION },
+  { description: PACKAGE_DESCRIPTION, examples: [PACKAGE_EXAMPLE] },
 );
 export type EvidencePackage = Static<typeof EvidencePackage>;
 
@@ -82,7 +100,24 @@ export const CreatedEvidencePackage = Type.Object(
         'A link that downloads the zip without an API key once `ready`, until `expires_at`. Shown only in this answer.',
     }),
   },
-  { description: PACKAGE_DESCRIPTION },
+  {
+    description: PACKAGE_DESCRIPTION,
+    examples: [
+      {
+        ...PACKAGE_EXAMPLE,
+        status: 'queued',
+        progress: { files_done: 0, files_total: 0, bytes_done: 0, bytes_total: 0 },
+        size: null,
+        sha256: null,
+        started_at: null,
+        finished_at: null,
+        expires_at: null,
+        file_url: null,
+        download_url:
+          'https://compliance.example.com/api/v1/evidence-package-downloads/epk_kT3v9QmZ1xYbW8rLp0sNdE4fGh6JcA2uV5yXoI7qR-M',
+      },
+    ],
+  },
 );
 export type CreatedEvidencePackage = Static<typeof CreatedEvidencePackage>;
 
