@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { pipeline } from 'node:stream';
 import { evidenceInventory, evidenceTotals } from '../compliance/index.ts';
 import type { JobDefinition, JobLogger } from '../jobs/index.ts';
 import { PACKAGE_TTL_MS, type PackageDeps, rangeOf } from './packages.ts';
@@ -80,7 +81,9 @@ export async function buildPackage(
   });
   const zip = measuring();
   try {
-    const [written] = await Promise.all([manifest, deps.store.writePending(storageName, output.pipe(zip))]);
+    // An error of the zip (a file that broke off) reaches the store's write, which then keeps nothing.
+    const body = pipeline(output, zip, () => {});
+    const [written] = await Promise.all([manifest, deps.store.writePending(storageName, body)]);
     await deps.store.finalize(storageName);
     const now = deps.clock.now().getTime();
     const contentBytes = written.files.reduce((sum, file) => sum + file.size, 0);

@@ -132,6 +132,8 @@ export function writePackageZip(input: PackageInput): { output: Readable; manife
   const mtime = input.generatedAt;
   const paths = new PathSet();
   let contentBytes = 0;
+  /** The file being read, closed if the zip fails part-way. */
+  let current: Readable | undefined;
 
   const addBuffer = (entryPath: string, content: Buffer, extra: Partial<ManifestFile> = {}) => {
     zip.addBuffer(content, entryPath, { ...STORED, mtime });
@@ -197,6 +199,7 @@ export function writePackageZip(input: PackageInput): { output: Readable; manife
         continue;
       }
       const source = await input.openFile(evidence.file.storedName);
+      current = source;
       if (!source) {
         manifest.missing_files.push({ evidence_id: evidence.id, title: evidence.title });
         continue;
@@ -236,6 +239,7 @@ export function writePackageZip(input: PackageInput): { output: Readable; manife
   const output = zip.outputStream as unknown as Readable;
   const filled = fill();
   const manifestWritten = Promise.race([filled, failed]).catch((error) => {
+    current?.destroy();
     output.destroy(error);
     throw error;
   });

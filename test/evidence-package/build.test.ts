@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import { describe, it, type TestContext } from 'node:test';
 import { PACKAGE_FOLDER } from '../../src/evidence-package/index.ts';
 import { HOUR_MS } from '../../src/shared/clock.ts';
+import type { FileStore } from '../../src/storage/index.ts';
 import { type ApiFixture, startApiFixture } from '../helpers/api.ts';
 import { testDialect } from '../helpers/database.ts';
 import { checkedManifest, readZip } from './read-zip.ts';
@@ -15,6 +16,7 @@ async function start(
   options: {
     env?: Record<string, string>;
     documents?: () => Promise<{ path: string; content: Buffer }[]>;
+    wrapEvidenceStore?: (store: FileStore) => FileStore;
   } = {},
 ): Promise<ApiFixture> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'svc-package-build-'));
@@ -22,6 +24,7 @@ async function start(
   return startApiFixture(t, {
     env: { DATA_DIR: dataDir, ...options.env },
     auditDocuments: options.documents ?? (async () => []),
+    wrapEvidenceStore: options.wrapEvidenceStore,
   });
 }
 
@@ -59,6 +62,51 @@ describe(`building evidence packages on ${testDialect}`, () => {
     assert.equal(file.status, 410);
     assert.equal(file.body.code, 'package_failed');
     assert.deepEqual(await packageFiles(api), []);
+  });
+
+  it('fails the build, leaving no file, when an evidence file breaks off while it is read', async (t) => {
+    let breaking = true;
+    const api = await start(t, {
+      wrapEvidenceStore: (store) => ({
+        kind: store.kind,
+        writePending: (name, source) => store.writePending(name, source),
+        finalize: (name) => store.finalize(name),
+        async open(name) {
+          const stream = await store.open(name);
+          if (!stream || !breaking || name.startsWith(`${PACKAGE_FOLDER}/`)) return stream;
+          stream.destroy();
+          return new Readable({
+            read() {
+              this.push(Buffer.alloc(1000, 1));
+              this.destroy(new Error('EIO: the disk went away'));
+            },
+          });
+        },
+        finalSize: (name) => store.finalSize(name),
+        remove: (name) => store.remove(name),
+        list: () => store.list(),
+        close: () => store.close(),
+      }),
+    });
+    breaking = false;
+    await uploadPolicy(api);
+    breaking = true;
+    const requested = await api.call('POST', '/evidence-packages', { json: {} });
+    await api.runtime.jobs.drain();
+    const job = await api.runtime.database.db
+      .selectFrom('jobs')
+      .select(['status', 'last_error'])
+      .where('kind', '=', 'evidence-package.build')
+      .executeTakeFirstOrThrow();
+    assert.equal(job.status, 'queued', 'to be tried again');
+    assert.match(job.last_error ?? '', /the disk went away/);
+    assert.deepEqual(await packageFiles(api), []);
+
+    breaking = false;
+    api.runtime.clock.advance(HOUR_MS);
+    await api.runtime.jobs.drain();
+    const status = await api.call('GET', `/evidence-packages/${requested.body.id}`);
+    assert.equal(status.body.status, 'ready', 'the retry builds it');
   });
 
   it('removes the file a crashed build left before building again', async (t) => {
