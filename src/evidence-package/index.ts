@@ -1,14 +1,11 @@
-export { type BuildDeps, buildPackage, buildPackageJob, isPackageFile, PACKAGE_FOLDER } from './build.ts';
-export type { PackageStatus } from './packages.table.ts';
+export { buildPackage, buildPackageJob, isPackageFile, PACKAGE_FOLDER } from './build.ts';
 export {
   BUILD_PACKAGE_JOB,
   CreatedEvidencePackage,
   CreateEvidencePackageBody,
-  checkRange,
   EvidencePackage,
   getPackage,
   listPackages,
-  MAX_PACKAGES_IN_PROGRESS,
   MAX_RANGE_DAYS,
   type OpenedPackage,
   openPackage,
@@ -24,13 +21,4 @@ export {
   sweepPackages,
   toEvidencePackage,
 } from './packages.ts';
-export {
-  type DocumentsProvider,
-  EVIDENCE_INDEX_PATH,
-  LINKS_PATH,
-  MANIFEST_PATH,
-  type Manifest,
-  type ManifestFile,
-  type PackageDocument,
-  writePackageZip,
-} from './zip.ts';
+export type { DocumentsProvider, Manifest } from './zip.ts';

@@ -16,7 +16,7 @@ export const PACKAGE_TTL_MS = 3 * DAY_MS;
 /** The longest range one package may cover: a certification cycle (three years). */
 export const MAX_RANGE_DAYS = 3 * 366;
 /** Packages a workspace may have waiting or building at once. */
-export const MAX_PACKAGES_IN_PROGRESS = 3;
+const MAX_PACKAGES_IN_PROGRESS = 3;
 /** The job that builds a package. */
 export const BUILD_PACKAGE_JOB = 'evidence-package.build';
 /** A download link's token: `epk_` + 256 random bits. */
@@ -180,7 +180,7 @@ export function rangeOf(row: Pick<Row, 'range_from' | 'range_to'>): { from?: num
  * longer than `MAX_RANGE_DAYS` from `from` to `to` (or today) is refused. Absent `from` means the
  * whole history, which is the whole-workspace package and always allowed.
  */
-export function checkRange(body: CreateEvidencePackageBody, now: Date): PackageError | undefined {
+function checkRange(body: CreateEvidencePackageBody, now: Date): PackageError | undefined {
   const today = now.toISOString().slice(0, 10);
   if (body.from === undefined) return undefined;
   const end = body.to ?? today;

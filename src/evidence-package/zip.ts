@@ -47,16 +47,16 @@ export interface PackageInput {
   onProgress?(files: number, bytes: number): void | Promise<void>;
 }
 
-export const MANIFEST_PATH = 'manifest.json';
-export const EVIDENCE_INDEX_PATH = 'evidence.csv';
-export const LINKS_PATH = 'links.csv';
+const MANIFEST_PATH = 'manifest.json';
+const EVIDENCE_INDEX_PATH = 'evidence.csv';
+const LINKS_PATH = 'links.csv';
 const UNLINKED_FOLDER = 'controls/Not linked to a control';
 const SEGMENT_MAX = 120;
 /** A stored entry above this size needs ZIP64 in its data descriptor. */
 const ZIP32_MAX = 0xfffffffe;
 
 /** A name that is one path segment on every system: no separators, reserved or control characters. */
-export function segment(name: string): string {
+function segment(name: string): string {
   const cleaned = name
     .replace(/[\\/:*?"<>|\p{Cc}]/gu, '_')
     .replace(/[. ]+$/, '')
