@@ -18,6 +18,13 @@ import { type EvidenceFailpoints, PENDING_FILE_GRACE_MS, sweepEvidenceFiles } fr
 import type { Config } from './config.ts';
 import { type DatabaseHandle, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
+import {
+  BUILD_PACKAGE_JOB,
+  buildPackageJob,
+  type DocumentsProvider,
+  isPackageFile,
+  sweepPackages,
+} from './evidence-package/index.ts';
 import { createMemoryRateLimiters, type RateLimiters } from './http/rate-limit.ts';
 import { deleteExpiredKeys } from './idempotency/index.ts';
 import { deleteSilentInstances, startInstance } from './instances/index.ts';
@@ -40,6 +47,7 @@ import {
   type PurchaseDeps,
   recoverUnfinishedPurchases,
 } from './purchase/index.ts';
+import { auditDocuments } from './reports/index.ts';
 import { type Clock, DAY_MS, MINUTE_MS, systemClock } from './shared/clock.ts';
 import { createKeyStore, type KeyStore } from './signing/index.ts';
 import { createFileStore, type FileStore } from './storage/index.ts';
@@ -110,6 +118,8 @@ export interface RuntimeOptions {
   wrapEvidenceStore?: (store: FileStore) => FileStore;
   /** Tests make host names resolve where they need (the system resolver otherwise) and shorten attempts. */
   webhooks?: { resolveHost?: ResolveHost; timeoutMs?: number };
+  /** Tests replace the audit documents an evidence package carries (by default the SoA and the treatment plan). */
+  auditDocuments?: DocumentsProvider;
 }
 
 /** The SDK adapter for the configured provider; with no key configured, the local PSP sandbox. */
@@ -230,6 +240,14 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         findOwner: findWorkspaceOwner,
         logger: app.log,
       }),
+      [BUILD_PACKAGE_JOB]: buildPackageJob({
+        db: database.db,
+        clock,
+        store: evidenceStore,
+        documents:
+          options.auditDocuments ?? ((workspaceId) => auditDocuments(database.db, workspaceId, clock)),
+        log: app.log as JobLogger,
+      }),
     },
     sweeps: [
       {
@@ -314,6 +332,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
               db: database.db,
               store: evidenceStore,
               knownWorkspaces: (ids) => knownWorkspaceIds(database.db, ids),
+              othersFile: isPackageFile,
             },
             clock.now().getTime() - PENDING_FILE_GRACE_MS,
           );
@@ -337,6 +356,15 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         name: 'instances.delete-silent',
         intervalMs: 60 * MINUTE_MS,
         run: async () => void (await deleteSilentInstances(database.db, DAY_MS)),
+      },
+      {
+        name: 'evidence-package.sweep',
+        intervalMs: 15 * MINUTE_MS,
+        run: async () => {
+          const swept = await sweepPackages({ db: database.db, clock, store: evidenceStore });
+          if (swept.expired > 0)
+            app.log.info({ event: 'evidence_package.expired', ...swept }, 'evidence packages expired');
+        },
       },
       {
         name: 'jobs.delete-finished',

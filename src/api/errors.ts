@@ -6,7 +6,7 @@ import { ProblemSchema, problem, sendProblem } from '../http/problem.ts';
 
 /** Every operation can answer these: invalid input, no valid key, too many requests. */
 const COMMON_ERRORS = [400, 401, 429] as const;
-type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 503 | 507;
+type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 429 | 503 | 507;
 
 /** The response schemas of an operation: its successes plus problem+json for each error status. */
 export function responses<S extends Record<number, TSchema>, E extends ErrorStatus = never>(

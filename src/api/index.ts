@@ -15,6 +15,7 @@ import { buildOpenApiDocument, collectRoutes } from './openapi.ts';
 import { auditEventRoutes } from './routes/audit-events.ts';
 import { controlRoutes } from './routes/controls.ts';
 import { evidenceRoutes } from './routes/evidence.ts';
+import { evidencePackageRoutes } from './routes/evidence-packages.ts';
 import { hookRoutes } from './routes/hooks.ts';
 import { meRoutes } from './routes/me.ts';
 import { peopleRoutes } from './routes/people.ts';
@@ -58,6 +59,7 @@ const MODULES: readonly ((app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog) 
   controlRoutes,
   taskRoutes,
   evidenceRoutes,
+  evidencePackageRoutes,
   riskRoutes,
   vendorRoutes,
   peopleRoutes,

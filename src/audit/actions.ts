@@ -64,6 +64,8 @@ export const AUDIT_ACTIONS = {
   'policy.approved': 'Policy version approved',
   'policy.acknowledged': 'Policy acknowledged',
   'soa.approved': 'Statement of Applicability approved',
+  'evidence_package.requested': 'Evidence package requested',
+  'evidence_package.downloaded': 'Evidence package downloaded',
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

@@ -32,6 +32,8 @@ export interface SweepDeps {
   store: FileStore;
   /** Those of the ids that are workspaces of this database (the workspace module answers). */
   knownWorkspaces: (ids: readonly string[]) => Promise<Set<string>>;
+  /** Files other modules keep in the same store (finished evidence packages): not evidence, skipped. */
+  othersFile?: (name: string) => boolean;
 }
 
 /** The names among `objects` that a file evidence record points to. */
@@ -77,6 +79,7 @@ export async function sweepEvidenceFiles(deps: SweepDeps, pendingBefore: number)
   };
   let batch: StoredObject[] = [];
   for await (const object of deps.store.list()) {
+    if (deps.othersFile?.(object.name)) continue;
     batch.push(object);
     if (batch.length < BATCH) continue;
     await settle(batch);

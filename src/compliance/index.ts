@@ -59,6 +59,12 @@ export {
   storageFailureError,
 } from './evidence-form.ts';
 export {
+  type EvidenceRange,
+  evidenceInventory,
+  evidenceTotals,
+  type InventoryEvidence,
+} from './evidence-inventory.ts';
+export {
   CreateEvidenceLinkBody,
   Evidence,
   type EvidenceDeps,

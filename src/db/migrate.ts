@@ -29,6 +29,7 @@ import * as auditorAccess from './migrations/0030_auditor_access.ts';
 import * as instanceHeartbeats from './migrations/0035_instance_heartbeats.ts';
 import * as signingKeys from './migrations/0036_signing_keys.ts';
 import * as orderFollowers from './migrations/0037_order_followers.ts';
+import * as evidencePackages from './migrations/0028_evidence_packages.ts';
 
 /** The one ordered set of migrations, for both dialects. Append only; never edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -61,6 +62,7 @@ export const migrations: Record<string, Migration> = {
   '0035_instance_heartbeats': instanceHeartbeats,
   '0036_signing_keys': signingKeys,
   '0037_order_followers': orderFollowers,
+  '0028_evidence_packages': evidencePackages,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema

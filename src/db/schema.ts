@@ -27,6 +27,7 @@ import type {
   TasksTable,
   VendorsTable,
 } from '../compliance/compliance.table.ts';
+import type { EvidencePackagesTable } from '../evidence-package/packages.table.ts';
 import type { IdempotencyKeysTable } from '../idempotency/idempotency.table.ts';
 import type { ServiceInstancesTable } from '../instances/instances.table.ts';
 import type { JobKeyHoldsTable, JobsTable } from '../jobs/jobs.table.ts';
@@ -107,6 +108,7 @@ export interface Database {
   stored_file_chunks: StoredFileChunksTable;
   soa_versions: SoaVersionsTable;
   soa_version_files: SoaVersionFilesTable;
+  evidence_packages: EvidencePackagesTable;
 }
 
 export type Db = Kysely<Database>;

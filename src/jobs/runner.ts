@@ -10,6 +10,11 @@ export interface JobContext {
   jobId: string;
   /** 1 on the first run. */
   attempt: number;
+  /**
+   * Extends this run's lease by the runner's lease time, for a job that may run longer than one
+   * lease (a package of several GiB): call it as work progresses, so no runner claims it again.
+   */
+  renewLease?(): Promise<void>;
 }
 
 export interface JobDefinition {
@@ -355,7 +360,11 @@ export class JobRunner {
       return;
     }
     try {
-      await definition.run(JSON.parse(job.payload), { jobId: job.id, attempt: job.attempts });
+      await definition.run(JSON.parse(job.payload), {
+        jobId: job.id,
+        attempt: job.attempts,
+        renewLease: () => this.#renewLease(job),
+      });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       if (job.attempts >= job.max_attempts) {
@@ -385,6 +394,13 @@ export class JobRunner {
       .where('id', '=', job.id)
       .where('locked_by', '=', this.#workerId)
       .where('status', '=', 'running');
+  }
+
+  async #renewLease(job: ClaimedJob): Promise<void> {
+    const now = this.#options.clock.now().getTime();
+    await this.#ownedBy(job)
+      .set({ locked_until: now + this.#options.leaseMs, updated_at: now })
+      .execute();
   }
 
   async #finish(job: ClaimedJob): Promise<void> {

@@ -11,6 +11,7 @@ import { auditorRoutes } from './routes/auditors.ts';
 import { billingRoutes } from './routes/billing.ts';
 import { controlRoutes } from './routes/controls.ts';
 import { evidenceRoutes } from './routes/evidence.ts';
+import { evidencePackageRoutes } from './routes/evidence-packages.ts';
 import { integrationRoutes } from './routes/integrations.ts';
 import { invitationRoutes } from './routes/invitations.ts';
 import { memberRoutes } from './routes/members.ts';
@@ -82,6 +83,7 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
     controlRoutes,
     taskRoutes,
     evidenceRoutes,
+    evidencePackageRoutes,
     riskRoutes,
     vendorRoutes,
     peopleRoutes,

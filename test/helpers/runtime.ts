@@ -30,6 +30,7 @@ export async function startTestRuntime(
     webhooks?: RuntimeOptions['webhooks'];
     evidenceFailpoints?: RuntimeOptions['evidenceFailpoints'];
     wrapEvidenceStore?: RuntimeOptions['wrapEvidenceStore'];
+    auditDocuments?: RuntimeOptions['auditDocuments'];
   } = {},
 ): Promise<TestRuntime> {
   const config: Config = loadConfig({
@@ -51,6 +52,7 @@ export async function startTestRuntime(
     webhooks: options.webhooks,
     evidenceFailpoints: options.evidenceFailpoints,
     wrapEvidenceStore: options.wrapEvidenceStore,
+    auditDocuments: options.auditDocuments,
   });
   t.after(async () => {
     await runtime.close();

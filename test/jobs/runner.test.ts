@@ -192,6 +192,41 @@ describe(`job runner on ${testDialect}`, () => {
     assert.equal((await jobRow(database, id)).status, 'succeeded');
   });
 
+  it('keeps a long job its own while it renews its lease: another runner does not claim it', async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.close());
+    const clock = new ManualClock();
+    const id = await enqueueJob(database.db, clock.now(), { kind: 'long', payload: {} });
+    let finish: () => void = () => {};
+    let renew: (() => Promise<void>) | undefined;
+    let firstDrain: Promise<number> = Promise.resolve(0);
+    const started = new Promise<void>((resolveStarted) => {
+      const definition: JobDefinition = {
+        run: (_payload, context) =>
+          new Promise<void>((resolve) => {
+            renew = context.renewLease;
+            finish = resolve;
+            resolveStarted();
+          }),
+      };
+      firstDrain = runnerFor(database, clock, { long: definition }).drain();
+    });
+    t.after(() => finish());
+    await started;
+    let secondRuns = 0;
+    const second = runnerFor(database, clock, { long: { run: async () => void secondRuns++ } });
+    // Past the first lease (5 minutes), renewed on the way: still the first runner's.
+    clock.advance(4 * 60_000);
+    await renew?.();
+    clock.advance(4 * 60_000);
+    assert.equal(await second.drain(), 0);
+    assert.equal(secondRuns, 0);
+    assert.equal((await jobRow(database, id)).locked_until, new Date('2026-01-01T00:09:00.000Z').getTime());
+    finish();
+    assert.equal(await firstDrain, 1);
+    assert.equal((await jobRow(database, id)).status, 'succeeded');
+  });
+
   it('parks a job whose worker died during its last attempt, telling its definition why', async (t) => {
     const database = await createTestDatabase();
     t.after(() => database.close());

@@ -20,6 +20,9 @@ document.addEventListener('DOMContentLoaded', () => {
       if (!window.confirm(button.dataset.confirm)) event.preventDefault();
     });
   }
+  const refreshing = document.querySelector('[data-refresh-seconds]');
+  if (refreshing)
+    setTimeout(() => window.location.reload(), Number(refreshing.dataset.refreshSeconds) * 1000);
   const focusTarget = document.querySelector('.error-summary, #new-key, #new-secret');
   if (focusTarget) focusTarget.focus();
 });
