@@ -25,6 +25,7 @@ import { vendorRoutes } from './routes/vendors.ts';
 
 export type { ApiDeps, EvidenceStorage } from './context.ts';
 export { registerApiDocsPage } from './docs-page.ts';
+export type { Principal } from './keys.ts';
 export {
   API_KEY_CACHE_MS,
   API_KEY_SCAN_PATTERN,
@@ -41,7 +42,9 @@ export {
   revokeWorkspaceApiKey,
   rotateApiKey,
 } from './keys.ts';
+export type { DocumentedRoute } from './openapi.ts';
 export { decodeCursor, encodeCursor } from './pagination.ts';
+export { PRINCIPAL_HANDLE_HEADER, principalHandle } from './principal-handles.ts';
 
 export const API_PREFIX = '/api/v1';
 
@@ -70,7 +73,7 @@ export async function apiV1(scope: FastifyInstance, deps: ApiDeps): Promise<void
   await scope.register(fastifyMultipart, {
     limits: evidenceUploadLimits(deps.config.api.evidenceMaxBytes, 1),
   });
-  const routes = collectRoutes(scope);
+  const routes = collectRoutes(scope, deps.routeTable);
   applyLimitsAndAuthentication(scope, deps);
   enableListExports(scope, { pageSize: deps.config.api.exportPageSize, clock: deps.clock });
 

@@ -28,6 +28,12 @@ import type {
 import type { IdempotencyKeysTable } from '../idempotency/idempotency.table.ts';
 import type { JobKeyHoldsTable, JobsTable } from '../jobs/jobs.table.ts';
 import type { DevMailboxTable, MailMessagesTable } from '../mail/mail.table.ts';
+import type {
+  OAuthClientsTable,
+  OAuthCodesTable,
+  OAuthGrantsTable,
+  OAuthTokensTable,
+} from '../oauth/oauth.table.ts';
 import type { OrdersTable, PaymentAttemptsTable, PurchaseSecretsTable } from '../purchase/purchase.table.ts';
 import type { StoredFileChunksTable, StoredFilesTable } from '../storage/storage.table.ts';
 import type {
@@ -89,6 +95,10 @@ export interface Database {
   billing_checkouts: BillingCheckoutsTable;
   stored_files: StoredFilesTable;
   stored_file_chunks: StoredFileChunksTable;
+  oauth_clients: OAuthClientsTable;
+  oauth_grants: OAuthGrantsTable;
+  oauth_codes: OAuthCodesTable;
+  oauth_tokens: OAuthTokensTable;
 }
 
 export type Db = Kysely<Database>;

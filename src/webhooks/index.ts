@@ -21,6 +21,7 @@ export {
   type NewEvent,
   publishEvent,
 } from './events.ts';
+export { type DocumentRefusal, type FetchedDocument, fetchPublicDocument } from './fetch-document.ts';
 export {
   applyPlanToSubscriptions,
   type PlanForSubscriptions,

@@ -1,0 +1,1 @@
+export { MCP_PATH, type McpDeps, mcpEndpoint } from './server.ts';
