@@ -132,6 +132,10 @@ export async function runRoute(
   if (tool.body === 'json' && input.body !== undefined) {
     headers['content-type'] = 'application/json';
     payload = JSON.stringify(input.body);
+  } else if (tool.body === 'text' && input.body !== undefined) {
+    if (typeof input.body !== 'string') throw new ToolInputError([{ path: 'body', message: 'must be text' }]);
+    headers['content-type'] = tool.mediaType ?? 'text/plain';
+    payload = input.body;
   } else if (tool.body === 'multipart') {
     if (!isObject(input.body)) throw new ToolInputError([{ path: 'body', message: 'must be an object' }]);
     const form = multipart(input.body, 'body');

@@ -1,1 +1,2 @@
-export { MCP_PATH, type McpDeps, mcpEndpoint } from './server.ts';
+export type { McpDeps } from './context.ts';
+export { MCP_PATH, mcpEndpoint } from './server.ts';

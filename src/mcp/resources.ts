@@ -1,7 +1,7 @@
 import type { ListResourcesResult, ReadResourceResult } from '@modelcontextprotocol/server';
 import { ResourceNotFoundError } from '@modelcontextprotocol/server';
 import { type Caller, runRoute } from './calls.ts';
-import type { McpDeps } from './server.ts';
+import type { McpDeps } from './context.ts';
 import { type ApiTool, toolsFromRoutes } from './tools.ts';
 
 /**

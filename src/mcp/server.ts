@@ -13,28 +13,14 @@ import {
   isWellFormedApiKey,
   type Principal,
 } from '../api/index.ts';
-import type { Config } from '../config.ts';
-import type { Db } from '../db/schema.ts';
 import { problem, sendProblem } from '../http/problem.ts';
-import type { RateLimiters } from '../http/rate-limit.ts';
 import { mcpResourceOf, protectedResourceMetadataUrl, verifyAccessToken } from '../oauth/index.ts';
-import type { Clock } from '../shared/clock.ts';
 import { type Caller, runRoute, ToolInputError } from './calls.ts';
+import type { McpDeps } from './context.ts';
 import { listResources, readResource } from './resources.ts';
 import { type ApiTool, toolsFromRoutes } from './tools.ts';
 
 export const MCP_PATH = '/mcp';
-
-export interface McpDeps {
-  db: Db;
-  clock: Clock;
-  config: Config;
-  rateLimiters: RateLimiters;
-  /** The /api/v1 routes as registered (filled before the first request): the tools come from them. */
-  routeTable: readonly DocumentedRoute[];
-  /** The root application, whose routes the tools run in process. */
-  app: FastifyInstance;
-}
 
 const INSTRUCTIONS =
   "Tools for one ISO 27001 compliance workspace: its controls (ISO/IEC 27001:2022 Annex A), tasks, evidence, risks, vendors, people, policies, webhooks and audit log. Each tool is one operation of the workspace's REST API (/api/v1), with the same inputs, answers and errors. Start with getMe. Lists answer one page: pass next_cursor as cursor for the next. A refused call answers isError with the API's problem: act on its `code` and `errors`.";

@@ -21,8 +21,9 @@ export interface ApiTool {
   url: string;
   pathParams: string[];
   queryParams: string[];
-  /** How the body is sent: JSON under `body`, or a form with a file (`file.content_base64`). */
-  body: 'none' | 'json' | 'multipart';
+  /** How `body` is sent: JSON, text of `mediaType` (a CSV file), or a form with a file (`file.content_base64`). */
+  body: 'none' | 'json' | 'text' | 'multipart';
+  mediaType?: string;
   bodyRequired: boolean;
 }
 
@@ -39,13 +40,20 @@ function propertiesOf(schema: unknown): { properties: JsonObject; required: stri
   return { properties, required };
 }
 
-/** The JSON body schema of a route: `body`, or its `application/json` content. */
-function jsonBodyOf(route: DocumentedRoute): JsonObject | undefined {
+/**
+ * The body of a route as a tool takes it: its JSON schema (`body`, or the `application/json`
+ * content), else the one text media type it takes (a CSV file) as a string.
+ */
+function bodyOf(route: DocumentedRoute): { schema: JsonObject; mediaType: string } | undefined {
   const body = route.schema.body as JsonObject | undefined;
   if (!body) return undefined;
   const content = body.content as Record<string, { schema: unknown }> | undefined;
-  if (content) return content['application/json'] ? plain(content['application/json'].schema) : undefined;
-  return plain(body);
+  if (!content) return { schema: plain(body), mediaType: 'application/json' };
+  const json = content['application/json'];
+  if (json) return { schema: plain(json.schema), mediaType: 'application/json' };
+  const [mediaType, text] = Object.entries(content)[0] ?? [];
+  if (!mediaType || !text || plain(text.schema).type !== 'string') return undefined;
+  return { schema: plain(text.schema), mediaType };
 }
 
 /** The file parts of a multipart form become `{ filename, content_base64 }` objects. */
@@ -76,7 +84,7 @@ function multipartInput(form: unknown): JsonObject {
 /** The success answer's schema, when it is a JSON object (MCP output schemas are objects). */
 function outputOf(route: DocumentedRoute): JsonObject | undefined {
   const responses = (route.schema.response ?? {}) as Record<string, unknown>;
-  const success = responses['200'] ?? responses['201'];
+  const success = responses['200'] ?? responses['201'] ?? responses['202'];
   if (!success) return undefined;
   const schema = plain(success);
   return schema.type === 'object' && !schema.contentMediaType ? schema : undefined;
@@ -130,18 +138,19 @@ export function toolsFromRoutes(routes: readonly DocumentedRoute[]): ApiTool[] {
       required: [...base.pathParams, ...query.required, ...(bodySchema && bodyRequired ? ['body'] : [])],
       additionalProperties: false,
     });
-    const jsonBody = jsonBodyOf(route);
+    const body = bodyOf(route);
     const output = outputOf(route);
     tools.push({
       ...base,
       name,
       title,
       description: describe(route, isList ? PAGINATION_NOTE : ''),
-      inputSchema: inputOf(jsonBody, jsonBody !== undefined),
+      inputSchema: inputOf(body?.schema, body !== undefined),
       ...(output ? { outputSchema: output } : {}),
       annotations: annotations(title),
-      body: jsonBody ? 'json' : 'none',
-      bodyRequired: jsonBody !== undefined,
+      body: !body ? 'none' : body.mediaType === 'application/json' ? 'json' : 'text',
+      ...(body ? { mediaType: body.mediaType } : {}),
+      bodyRequired: body !== undefined,
     });
     if (route.config.multipartBody) {
       const fileTitle = `${title} (a file)`;

@@ -8,11 +8,13 @@ import { accountRoutes } from './routes/account.ts';
 import { accountLinkRoutes } from './routes/account-links.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { billingRoutes } from './routes/billing.ts';
+import { connectedClientRoutes } from './routes/connected-clients.ts';
 import { controlRoutes } from './routes/controls.ts';
 import { evidenceRoutes } from './routes/evidence.ts';
 import { integrationRoutes } from './routes/integrations.ts';
 import { invitationRoutes } from './routes/invitations.ts';
 import { memberRoutes } from './routes/members.ts';
+import { oauthConsentRoutes } from './routes/oauth-consent.ts';
 import { orderRoutes } from './routes/orders.ts';
 import { passkeyRoutes } from './routes/passkeys.ts';
 import { peopleRoutes } from './routes/people.ts';
@@ -75,6 +77,7 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
   workspaceRoutes(scope, routeDeps);
   passkeyRoutes(scope, routeDeps);
   orderRoutes(scope, routeDeps);
+  oauthConsentRoutes(scope, routeDeps);
   registerWorkspacePages(scope, routeDeps, [
     workspaceOverviewRoutes,
     controlRoutes,
@@ -85,6 +88,7 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
     peopleRoutes,
     policyRoutes,
     integrationRoutes,
+    connectedClientRoutes,
     memberRoutes,
     auditRoutes,
     webhookRoutes,
