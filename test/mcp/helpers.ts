@@ -46,7 +46,8 @@ export async function startClientSite(t: TestContext, clientName: string): Promi
   setDefaultCACertificates([...getCACertificates('default'), CERT]);
   const callbacks: URLSearchParams[] = [];
   const callback = http.createServer((request, response) => {
-    callbacks.push(new URL(request.url ?? '/', 'http://localhost').searchParams);
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    if (url.pathname === '/callback') callbacks.push(url.searchParams);
     response
       .writeHead(200, { 'content-type': 'text/html' })
       .end('<!doctype html><title>Connected</title><p>You can close this window.');
