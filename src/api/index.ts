@@ -106,7 +106,11 @@ export async function apiV1(scope: FastifyInstance, deps: ApiDeps): Promise<void
               'Lists take `limit` (default 50, at most 200) and an opaque `cursor`, and answer ' +
               '`{ "data": [...], "next_cursor": string|null }`; asked with `Accept: text/csv` a list answers every ' +
               'row its filters match as a CSV file instead (`limit` and `cursor` are ignored). Errors are application/problem+json with a ' +
-              'stable `code`. Interactive reference: /api/v1/docs.',
+              'stable `code`. Interactive reference: /api/v1/docs.\n\n' +
+              '**MCP**: the same operations are tools of the Model Context Protocol server at `/mcp` ' +
+              '(Streamable HTTP, stateless; one tool per `operationId`, with these schemas). Clients connect ' +
+              'with OAuth 2.1 (discovery: `/.well-known/oauth-protected-resource/mcp`; the owner consents in ' +
+              'the app) or with an API key as `Authorization: Bearer svc_live_...`.',
           },
           serverUrl: deps.config.baseUrl,
           components: catalog.components,
