@@ -7,12 +7,7 @@ import {
   Server,
 } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  authenticateApiKey,
-  type DocumentedRoute,
-  isWellFormedApiKey,
-  type Principal,
-} from '../api/index.ts';
+import { authenticateApiKey, isWellFormedApiKey, type Principal } from '../api/index.ts';
 import { problem, sendProblem } from '../http/problem.ts';
 import { mcpResourceOf, protectedResourceMetadataUrl, verifyAccessToken } from '../oauth/index.ts';
 import { type Caller, runRoute, ToolInputError } from './calls.ts';
@@ -21,6 +16,14 @@ import { listResources, readResource } from './resources.ts';
 import { type ApiTool, toolsFromRoutes } from './tools.ts';
 
 export const MCP_PATH = '/mcp';
+
+const UNFORWARDED_HEADERS = new Set([
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'host',
+]);
 
 const INSTRUCTIONS =
   "Tools for one ISO 27001 compliance workspace: its controls (ISO/IEC 27001:2022 Annex A), tasks, evidence, risks, vendors, people, policies, webhooks and audit log. Each tool is one operation of the workspace's REST API (/api/v1), with the same inputs, answers and errors. Start with getMe. Lists answer one page: pass next_cursor as cursor for the next. A refused call answers isError with the API's problem: act on its `code` and `errors`.";
@@ -207,7 +210,8 @@ export async function mcpEndpoint(scope: FastifyInstance, deps: McpDeps): Promis
       const caller: Caller = { principal, ip: request.ip, userAgent: request.headers['user-agent'] };
       const headers = new Headers();
       for (const [name, value] of Object.entries(request.headers)) {
-        if (value === undefined) continue;
+        // The body is handed over parsed; its length and the connection's headers are not the handler's.
+        if (value === undefined || UNFORWARDED_HEADERS.has(name)) continue;
         for (const item of Array.isArray(value) ? value : [value]) headers.append(name, String(item));
       }
       const webRequest = new Request(`${deps.config.baseUrl}${MCP_PATH}`, {

@@ -51,9 +51,10 @@ test('every /api/v1 operation is a tool, called once with valid input and once w
     if (/^(create|update)/.test(tool.name)) assert.equal(tool.annotations?.readOnlyHint, false, tool.name);
   }
   const createTask = tools.find((tool) => tool.name === 'createTask');
-  assert.deepEqual(createTask?.inputSchema.required, ['body']);
+  assert.ok(createTask);
+  assert.deepEqual(createTask.inputSchema.required, ['body']);
   assert.equal(
-    (createTask?.inputSchema.properties as Json).body.properties.title.maxLength,
+    (createTask.inputSchema.properties as Json).body.properties.title.maxLength,
     document.components.schemas.CreateTaskBody.properties.title.maxLength,
     'the input schema is the route schema',
   );
