@@ -22,6 +22,9 @@ import {
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
 
+/** The 2.x client negotiates the 2026-07-28 protocol when the server offers it (its default is the 2025 handshake). */
+const MODERN = { versionNegotiation: { mode: 'auto' as const } };
+
 export interface Io {
   out(line: string): void;
   err(line: string): void;
@@ -192,7 +195,7 @@ async function run(options: Options, io: Io): Promise<void> {
     const provider = new MemoryProvider();
     const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
     try {
-      await new Client({ name: 'mcp-client', version: '1' }).connect(first);
+      await new Client({ name: 'mcp-client', version: '1' }, MODERN).connect(first);
       throw new Error('the endpoint answered without asking for authorization');
     } catch (error) {
       if (!(error instanceof UnauthorizedError) || !provider.authorizationUrl) throw error;
@@ -203,7 +206,7 @@ async function run(options: Options, io: Io): Promise<void> {
     await transport.finishAuth(callback);
     io.out(`got an access token (${provider.saved?.scope})`);
   }
-  const client = new Client({ name: 'mcp-client', version: '1' });
+  const client = new Client({ name: 'mcp-client', version: '1' }, MODERN);
   await client.connect(transport);
   try {
     const { tools } = await client.listTools();

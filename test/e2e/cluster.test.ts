@@ -10,6 +10,9 @@ import { type Cluster, HAPROXY, startCluster } from '../../scripts/cluster/clust
 import { mintToken } from '../../scripts/cluster/sandbox.ts';
 import { ATTEMPTS_PER_CLIENT } from '../../src/accounts/index.ts';
 
+/** The 2.x client negotiates the 2026-07-28 protocol when the server offers it (its default is the 2025 handshake). */
+const MODERN = { versionNegotiation: { mode: 'auto' as const } };
+
 const run = promisify(execFile);
 const ADMIN_URL = process.env.CLUSTER_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -200,7 +203,7 @@ describe('the scale-out cluster (npm run cluster)', { skip: unavailable }, () =>
       await svc('api-keys', 'create', '--workspace', workspace.id),
     )?.[0];
     assert.ok(key);
-    const client = new Client({ name: 'cluster-test', version: '1' });
+    const client = new Client({ name: 'cluster-test', version: '1' }, MODERN);
     await client.connect(
       new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
         requestInit: { headers: { authorization: `Bearer ${key}` } },

@@ -17,6 +17,9 @@ import {
   TestProvider,
 } from './helpers.ts';
 
+/** The 2.x client negotiates the 2026-07-28 protocol when the server offers it (its default is the 2025 handshake). */
+const MODERN = { versionNegotiation: { mode: 'auto' as const } };
+
 const INITIALIZE = {
   jsonrpc: '2.0',
   id: 1,
@@ -57,7 +60,7 @@ test('an MCP client is connected through OAuth, consented in the browser, refres
     clientMetadataUrl: site.metadataUrl,
   });
   await assert.rejects(
-    new Client({ name: 'claude-test', version: '1' }).connect(
+    new Client({ name: 'claude-test', version: '1' }, MODERN).connect(
       new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }),
     ),
     UnauthorizedError,
@@ -95,9 +98,10 @@ test('an MCP client is connected through OAuth, consented in the browser, refres
   assert.match(provider.saved?.access_token ?? '', /^mcp_at_/);
   assert.equal(provider.saved?.scope, 'mcp:read mcp:write');
 
-  const client = new Client({ name: 'claude-test', version: '1' });
+  const client = new Client({ name: 'claude-test', version: '1' }, MODERN);
   await client.connect(transport);
   t.after(() => client.close());
+  assert.equal(client.getNegotiatedProtocolVersion(), '2026-07-28');
   const me = answerOf(await client.callTool({ name: 'getMe', arguments: {} }));
   assert.equal(me.isError, false);
   assert.equal(me.body.organization.id, workspaceA);
@@ -188,6 +192,7 @@ test('dynamic registration with the 1.x client, read-only consent, tenancy, PKCE
   const client = new LegacyClient({ name: 'legacy', version: '1' });
   await client.connect(transport);
   t.after(() => client.close());
+  assert.equal(transport.protocolVersion, '2025-11-25');
 
   const me = answerOf(await client.callTool({ name: 'getMe', arguments: {} }));
   assert.equal(me.body.organization.id, workspaceB);

@@ -8,9 +8,12 @@ import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextp
 import { startApiFixture } from '../helpers/api.ts';
 import { answerOf, type Json, readJson } from './helpers.ts';
 
+/** The 2.x client negotiates the 2026-07-28 protocol when the server offers it (its default is the 2025 handshake). */
+const MODERN = { versionNegotiation: { mode: 'auto' as const } };
+
 /** Connects the official 2.x client with an API key in `Authorization: Bearer`. */
 async function connect(url: string, key: string): Promise<Client> {
-  const client = new Client({ name: 'tools-test', version: '1' });
+  const client = new Client({ name: 'tools-test', version: '1' }, MODERN);
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
       requestInit: { headers: { authorization: `Bearer ${key}` } },
@@ -30,6 +33,7 @@ test('every /api/v1 operation is a tool, called once with valid input and once w
   const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
   const client = await connect(api.url, api.org.key);
   t.after(() => client.close());
+  assert.equal(client.getNegotiatedProtocolVersion(), '2026-07-28');
 
   const { tools } = await client.listTools();
   const names = tools.map((tool) => tool.name);
@@ -178,12 +182,12 @@ test('resources: the Annex A controls and the approved policies, paged; the 1.x 
   await api.call('POST', '/policies', { json: { key: 'draft-only', title: 'Draft Policy', body: 'Draft.' } });
   await api.call('POST', `/policies/${policy.body.id}/approve`);
   const client = new LegacyClient({ name: 'legacy', version: '1' });
-  await client.connect(
-    new LegacyTransport(new URL(`${api.url}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${api.org.key}` } },
-    }),
-  );
+  const transport = new LegacyTransport(new URL(`${api.url}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${api.org.key}` } },
+  });
+  await client.connect(transport);
   t.after(() => client.close());
+  assert.equal(transport.protocolVersion, '2025-11-25');
   assert.equal((await client.listTools()).tools.length > 50, true);
   const resources: { uri: string; name: string; mimeType?: string }[] = [];
   let cursor: string | undefined;
@@ -263,6 +267,12 @@ test('the endpoint asks for credentials and refuses bad ones without a 500', asy
   assert.equal(forged.status, 200, 'the handle header means nothing on the outside');
   const handleOnly = await fetch(`${api.url}/api/v1/me`, { headers: { 'x-svc-principal-handle': 'guess' } });
   assert.equal(handleOnly.status, 401);
+
+  // Discovery: the home page's Agents box and the API reference's document name the endpoint.
+  const home = await (await fetch(`${api.url}/`, { headers: { accept: 'text/html' } })).text();
+  assert.match(home, /MCP server for a workspace: <code>\/mcp<\/code>/);
+  const document = await readJson(await fetch(`${api.url}/api/v1/openapi.json`));
+  assert.match(document.info.description, /Model Context Protocol server at `\/mcp`/);
   for (const body of ['{', '[]', '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}']) {
     const response = await post({ authorization: `Bearer ${api.org.key}` }, body);
     assert.ok(response.status < 500, `${body}: ${response.status}`);
