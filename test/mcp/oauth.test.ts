@@ -5,6 +5,7 @@ import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.j
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createApiKey } from '../../src/api/index.ts';
 import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
+import { listConnectedClients, REFRESH_TOKEN_TTL_MS, sweepOAuthData } from '../../src/oauth/index.ts';
 import { MINUTE_MS } from '../../src/shared/clock.ts';
 import { assertAccessible, launchBrowser } from '../helpers/browser.ts';
 import {
@@ -322,4 +323,51 @@ test('the authorization server refuses what it cannot honour', async (t) => {
     headers: { authorization: 'Bearer mcp_at_forged' },
   });
   assert.equal(garbage.status, 401);
+});
+
+test('expired codes and tokens are swept; a grant stays listed until it is disconnected', async (t) => {
+  const fixture = await startMcpFixture(t);
+  const { baseUrl, mcpUrl, workspaceA } = fixture;
+  const provider = new TestProvider({ redirectUrl: 'http://127.0.0.1:9/callback', name: 'Sweeper' });
+  await assert.rejects(
+    new LegacyClient({ name: 'sweeper', version: '1' }).connect(
+      new LegacyTransport(mcpUrl, { authProvider: provider }),
+    ),
+  );
+  assert.ok(provider.authorizationUrl);
+  const answer = await consentOverHttp(fixture, provider.authorizationUrl, {
+    workspaceId: workspaceA,
+    access: 'write',
+  });
+  const exchanged = await fetch(`${baseUrl}/oauth/token`, {
+    method: 'POST',
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: answer.get('code') ?? '',
+      code_verifier: provider.verifier,
+      redirect_uri: 'http://127.0.0.1:9/callback',
+      client_id: provider.info?.client_id ?? '',
+    }),
+  });
+  assert.equal(exchanged.status, 200);
+  const db = fixture.app.runtime.database.db;
+  const count = async (table: 'oauth_codes' | 'oauth_tokens') =>
+    Number(
+      (
+        await db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+  assert.equal(await count('oauth_tokens'), 2);
+  assert.equal(await count('oauth_codes'), 1);
+  fixture.app.runtime.clock.advance(REFRESH_TOKEN_TTL_MS + MINUTE_MS);
+  await sweepOAuthData({ db, clock: fixture.app.runtime.clock });
+  assert.equal(await count('oauth_tokens'), 0);
+  assert.equal(await count('oauth_codes'), 0);
+  assert.deepEqual(
+    (await listConnectedClients(db, workspaceA)).map((client) => client.clientName),
+    ['Sweeper'],
+  );
 });
