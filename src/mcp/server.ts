@@ -192,6 +192,26 @@ export async function mcpEndpoint(scope: FastifyInstance, deps: McpDeps): Promis
   );
   scope.addHook('onClose', async () => handler.close());
 
+  // Browser-based clients (the MCP Inspector's direct mode) call from other origins; credentials
+  // are bearer tokens a page must hold itself, never cookies, so any origin may ask.
+  scope.addHook('onSend', async (request, reply) => {
+    if (request.routeOptions.url !== MCP_PATH) return;
+    reply
+      .header('access-control-allow-origin', '*')
+      .header('access-control-expose-headers', 'www-authenticate, mcp-protocol-version, mcp-session-id');
+  });
+  scope.options(MCP_PATH, async (_request, reply) =>
+    reply
+      .code(204)
+      .header('access-control-allow-methods', 'GET, POST, DELETE, OPTIONS')
+      .header(
+        'access-control-allow-headers',
+        'authorization, content-type, accept, mcp-protocol-version, mcp-session-id, last-event-id',
+      )
+      .header('access-control-max-age', '600')
+      .send(),
+  );
+
   scope.route({
     method: ['GET', 'POST', 'DELETE'],
     url: MCP_PATH,

@@ -254,6 +254,14 @@ test('the endpoint asks for credentials and refuses bad ones without a 500', asy
   });
   const none = await post({}, initialize);
   assert.equal(none.status, 401);
+  assert.equal(none.headers.get('access-control-allow-origin'), '*');
+  assert.match(none.headers.get('access-control-expose-headers') ?? '', /www-authenticate/);
+  const preflight = await fetch(`${api.url}/mcp`, {
+    method: 'OPTIONS',
+    headers: { origin: 'http://localhost:6274', 'access-control-request-method': 'POST' },
+  });
+  assert.equal(preflight.status, 204);
+  assert.match(preflight.headers.get('access-control-allow-headers') ?? '', /authorization/);
   assert.match(none.headers.get('www-authenticate') ?? '', /^Bearer resource_metadata="/);
   const wrongKey = await post(
     { authorization: 'Bearer svc_live_000000000000000000000000000000000000' },
