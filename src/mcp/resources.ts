@@ -16,10 +16,15 @@ const LIST: Record<Kind, { tool: string; query: Record<string, string> }> = {
 const GET: Record<Kind, string> = { controls: 'getControl', policies: 'getPolicy' };
 const PAGE = 200;
 
-let toolIndex: Map<string, ApiTool> | undefined;
+/** The tools by name, per route table (one per application). */
+const toolIndexes = new WeakMap<McpDeps['routeTable'], Map<string, ApiTool>>();
 function toolNamed(deps: McpDeps, name: string): ApiTool {
-  toolIndex ??= new Map(toolsFromRoutes(deps.routeTable).map((tool) => [tool.name, tool]));
-  const tool = toolIndex.get(name);
+  let index = toolIndexes.get(deps.routeTable);
+  if (!index) {
+    index = new Map(toolsFromRoutes(deps.routeTable).map((tool) => [tool.name, tool]));
+    toolIndexes.set(deps.routeTable, index);
+  }
+  const tool = index.get(name);
   if (!tool) throw new Error(`the API has no operation ${name}`);
   return tool;
 }
