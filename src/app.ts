@@ -1,6 +1,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
-import { API_PREFIX, apiV1, type EvidenceStorage, registerApiDocsPage } from './api/index.ts';
+import {
+  API_PREFIX,
+  apiV1,
+  type DocumentedRoute,
+  type EvidenceStorage,
+  registerApiDocsPage,
+} from './api/index.ts';
 import { type BillingDeps, providerEventRoutes } from './billing/index.ts';
 import { ACP_ERRORS, acpChannel } from './channels/acp/index.ts';
 import type { ChannelContext } from './channels/context.ts';
@@ -19,6 +25,8 @@ import type { RateLimiters } from './http/rate-limit.ts';
 import { deferredResponseSerializers } from './http/serialization.ts';
 import { requestValidator } from './http/validation.ts';
 import { type MailTransport, registerDevMailboxRoutes } from './mail/index.ts';
+import { mcpEndpoint } from './mcp/index.ts';
+import { oauthRoutes } from './oauth/index.ts';
 import type { Clock } from './shared/clock.ts';
 import type { KeyStore } from './signing/index.ts';
 import { pagesBeforeRouting, type WebDeps, webApp } from './web/index.ts';
@@ -116,8 +124,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.register(acpChannel, { prefix: ACP_PREFIX, ...channel });
   app.register(ucpChannel, { prefix: UCP_PREFIX, ...channel });
   app.register(mppChannel, { prefix: MPP_PREFIX, ...channel, mpp: deps.config.mpp });
+  const apiRoutes: DocumentedRoute[] = [];
   app.register(apiV1, {
     prefix: API_PREFIX,
+    routeTable: apiRoutes,
     db: deps.database.db,
     clock: deps.clock,
     config: deps.config,
@@ -126,6 +136,21 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     evidence: deps.evidence,
   });
   registerApiDocsPage(app, API_PREFIX);
+  app.register(oauthRoutes, {
+    db: deps.database.db,
+    clock: deps.clock,
+    config: deps.config,
+    targets: deps.webhookTargets,
+    limiter: deps.rateLimiters.create('oauth', deps.config.rateLimit),
+  });
+  app.register(mcpEndpoint, {
+    db: deps.database.db,
+    clock: deps.clock,
+    config: deps.config,
+    rateLimiters: deps.rateLimiters,
+    routeTable: apiRoutes,
+    app,
+  });
   app.register(providerEventRoutes, deps.billing);
   app.register(webApp, webDeps);
   if (deps.mailTransport.kind === 'dev-mailbox' && deps.config.env !== 'production') {

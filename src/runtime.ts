@@ -36,6 +36,7 @@ import {
   SEND_MAIL_JOB,
   sendMailJob,
 } from './mail/index.ts';
+import { sweepOAuthData } from './oauth/index.ts';
 import { createStripeAdapter, type PaymentProvider } from './psp/index.ts';
 import {
   advanceFollowedOrders,
@@ -307,6 +308,11 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         name: 'mpp.delete-old-claims',
         intervalMs: 60 * MINUTE_MS,
         run: async () => void (await deleteOldClaims(database.db, clock.now().getTime())),
+      },
+      {
+        name: 'oauth.delete-expired',
+        intervalMs: 60 * MINUTE_MS,
+        run: () => sweepOAuthData({ db: database.db, clock }),
       },
       {
         name: 'webhooks.retention',

@@ -6,6 +6,7 @@ import type { Db } from '../db/schema.ts';
 import { problem, sendProblem } from '../http/problem.ts';
 import type { Clock } from '../shared/clock.ts';
 import { authenticateApiKey, type Principal } from './keys.ts';
+import { PRINCIPAL_HANDLE_HEADER, takePrincipal } from './principal-handles.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -40,6 +41,14 @@ export async function authenticate(
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<FastifyReply | undefined> {
+  const handle = request.headers[PRINCIPAL_HANDLE_HEADER];
+  if (handle !== undefined) {
+    const principal = typeof handle === 'string' ? takePrincipal(handle) : undefined;
+    if (!principal) return unauthorized(request, reply, 'invalid');
+    request.principal = principal;
+    request.upgradeUrl = upgradeUrl(deps.config.baseUrl, principal.workspaceId);
+    return refusedWrite(request, reply);
+  }
   const key = presentedKey(request);
   if (key === undefined || key === '') return unauthorized(request, reply, 'missing');
   const result = await authenticateApiKey(deps.db, deps.clock, key);
@@ -47,6 +56,20 @@ export async function authenticate(
   request.principal = result.value;
   request.upgradeUrl = upgradeUrl(deps.config.baseUrl, result.value.workspaceId);
   return undefined;
+}
+
+/** A principal limited to reading (an MCP client given read-only consent) may only GET. */
+function refusedWrite(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
+  if (!request.principal?.readOnly || request.method === 'GET' || request.method === 'HEAD') return undefined;
+  return sendProblem(
+    reply,
+    problem(
+      request,
+      403,
+      'insufficient_scope',
+      'This client was given read-only access to the workspace. Ask the workspace owner to connect it again with read and write access.',
+    ),
+  );
 }
 
 function unauthorized(
@@ -69,7 +92,8 @@ export function auditSourceOf(request: FastifyRequest): AuditSource {
   const principal = request.principal;
   if (!principal) throw new Error(`route ${request.routeOptions.url} ran without authentication`);
   return {
-    actor: apiKeyActor({ id: principal.keyId, name: principal.name, prefix: principal.prefix }),
+    actor:
+      principal.actor ?? apiKeyActor({ id: principal.keyId, name: principal.name, prefix: principal.prefix }),
     ip: request.ip,
     userAgent: request.headers['user-agent'] ?? null,
   };

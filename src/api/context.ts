@@ -15,6 +15,7 @@ import type { Clock } from '../shared/clock.ts';
 import { IdInput } from '../shared/wire.ts';
 import type { FileStore } from '../storage/index.ts';
 import type { TargetPolicy } from '../webhooks/index.ts';
+import type { DocumentedRoute } from './openapi.ts';
 
 /**
  * What the /api/v1 routes are given: the database, the clock, the configuration, the webhook target
@@ -29,6 +30,8 @@ export interface ApiDeps {
   rateLimiters: RateLimiters;
   /** Where evidence files live, and (in tests) where an upload "crashes". */
   evidence: EvidenceStorage;
+  /** Filled with every route as it is registered: the MCP endpoint makes its tools from them. */
+  routeTable?: DocumentedRoute[];
 }
 
 export interface EvidenceStorage {

@@ -27,6 +27,7 @@ import { vendorRoutes } from './routes/vendors.ts';
 
 export type { ApiDeps, EvidenceStorage } from './context.ts';
 export { registerApiDocsPage } from './docs-page.ts';
+export type { Principal } from './keys.ts';
 export {
   API_KEY_CACHE_MS,
   API_KEY_SCAN_PATTERN,
@@ -43,7 +44,9 @@ export {
   revokeWorkspaceApiKey,
   rotateApiKey,
 } from './keys.ts';
+export type { DocumentedRoute } from './openapi.ts';
 export { decodeCursor, encodeCursor } from './pagination.ts';
+export { PRINCIPAL_HANDLE_HEADER, principalHandle } from './principal-handles.ts';
 
 export const API_PREFIX = '/api/v1';
 
@@ -74,7 +77,7 @@ export async function apiV1(scope: FastifyInstance, deps: ApiDeps): Promise<void
   await scope.register(fastifyMultipart, {
     limits: evidenceUploadLimits(deps.config.api.evidenceMaxBytes, 1),
   });
-  const routes = collectRoutes(scope);
+  const routes = collectRoutes(scope, deps.routeTable);
   applyLimitsAndAuthentication(scope, deps);
   enableListExports(scope, { pageSize: deps.config.api.exportPageSize, clock: deps.clock });
 
@@ -107,7 +110,11 @@ export async function apiV1(scope: FastifyInstance, deps: ApiDeps): Promise<void
               'Lists take `limit` (default 50, at most 200) and an opaque `cursor`, and answer ' +
               '`{ "data": [...], "next_cursor": string|null }`; asked with `Accept: text/csv` a list answers every ' +
               'row its filters match as a CSV file instead (`limit` and `cursor` are ignored). Errors are application/problem+json with a ' +
-              'stable `code`. Interactive reference: /api/v1/docs.',
+              'stable `code`. Interactive reference: /api/v1/docs.\n\n' +
+              '**MCP**: the same operations are tools of the Model Context Protocol server at `/mcp` ' +
+              '(Streamable HTTP, stateless; one tool per `operationId`, with these schemas). Clients connect ' +
+              'with OAuth 2.1 (discovery: `/.well-known/oauth-protected-resource/mcp`; the owner consents in ' +
+              'the app) or with an API key as `Authorization: Bearer svc_live_...`.',
           },
           serverUrl: deps.config.baseUrl,
           components: catalog.components,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import { type AuditSource, recordAuditEvent } from '../audit/index.ts';
+import { type AuditActor, type AuditSource, recordAuditEvent } from '../audit/index.ts';
 import { checkEntitlement, type PlanId, type PlanLimitReached } from '../catalog/index.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
@@ -338,6 +338,10 @@ export interface Principal {
   prefix: string;
   /** The workspace's plan, which sets the key's request rate. */
   plan: PlanId;
+  /** Who the audit log names when not the key itself (an MCP client acting for a person). */
+  actor?: AuditActor;
+  /** Reads only: any other method is refused (`insufficient_scope`). */
+  readOnly?: boolean;
 }
 
 export type AuthenticationError = 'invalid' | 'revoked' | 'expired';

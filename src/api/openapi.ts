@@ -20,7 +20,7 @@ declare module 'fastify' {
 
 type JsonObject = Record<string, unknown>;
 
-interface DocumentedRoute {
+export interface DocumentedRoute {
   method: string;
   url: string;
   schema: FastifySchema;
@@ -83,8 +83,7 @@ const CSV_EXPORT = {
 };
 
 /** The routes of a scope, collected as they are registered, for the OpenAPI document. */
-export function collectRoutes(scope: FastifyInstance): DocumentedRoute[] {
-  const routes: DocumentedRoute[] = [];
+export function collectRoutes(scope: FastifyInstance, routes: DocumentedRoute[] = []): DocumentedRoute[] {
   scope.addHook('onRoute', (route: RouteOptions) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {

@@ -29,6 +29,8 @@ export const AUDIT_ACTIONS = {
   'api_key.created': 'API key created',
   'api_key.rotated': 'API key rotated',
   'api_key.revoked': 'API key revoked',
+  'mcp_client.connected': 'MCP client connected',
+  'mcp_client.revoked': 'MCP client disconnected',
   'webhook.created': 'Webhook subscription created',
   'webhook.updated': 'Webhook subscription changed',
   'webhook.paused': 'Webhook subscription paused',

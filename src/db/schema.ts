@@ -33,6 +33,12 @@ import type { ServiceInstancesTable } from '../instances/instances.table.ts';
 import type { JobKeyHoldsTable, JobsTable } from '../jobs/jobs.table.ts';
 import type { DevMailboxTable, MailMessagesTable } from '../mail/mail.table.ts';
 import type {
+  OAuthClientsTable,
+  OAuthCodesTable,
+  OAuthGrantsTable,
+  OAuthTokensTable,
+} from '../oauth/oauth.table.ts';
+import type {
   OrderFollowersTable,
   OrdersTable,
   PaymentAttemptsTable,
@@ -109,6 +115,10 @@ export interface Database {
   soa_versions: SoaVersionsTable;
   soa_version_files: SoaVersionFilesTable;
   evidence_packages: EvidencePackagesTable;
+  oauth_clients: OAuthClientsTable;
+  oauth_grants: OAuthGrantsTable;
+  oauth_codes: OAuthCodesTable;
+  oauth_tokens: OAuthTokensTable;
 }
 
 export type Db = Kysely<Database>;

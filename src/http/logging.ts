@@ -29,6 +29,8 @@ export const REDACTED_PATHS = [
   'req.headers["x-api-key"]',
   'req.headers.cookie',
   'headers["x-api-key"]',
+  // The one-time principal handle of an MCP tool call (api/principal-handles.ts).
+  'req.headers["x-svc-principal-handle"]',
 ];
 
 /**

@@ -69,6 +69,9 @@ export function isDisplayName(value: string): boolean {
   return isStorable(value) && !DIRECTION_CONTROLS.test(value);
 }
 
+/** Long enough for an OAuth authorization request (a client's metadata URL, PKCE challenge, state). */
+const NEXT_MAX_LENGTH = 4096;
+
 /** Any origin will do as the base: only whether the resolved URL keeps it matters. */
 const NEXT_BASE = 'http://app.invalid';
 
@@ -80,7 +83,7 @@ const NEXT_BASE = 'http://app.invalid';
  * or names a machine surface (`/api/...`) is the default; so is a repeated `next` (an array).
  */
 export function safeNextPath(next: unknown, fallback: string): string {
-  if (typeof next !== 'string' || !next.startsWith('/') || next.length > 512) return fallback;
+  if (typeof next !== 'string' || !next.startsWith('/') || next.length > NEXT_MAX_LENGTH) return fallback;
   if (!isPlainPathText(next)) return fallback;
   let resolved: URL;
   try {

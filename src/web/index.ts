@@ -9,12 +9,14 @@ import { accountLinkRoutes } from './routes/account-links.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { auditorRoutes } from './routes/auditors.ts';
 import { billingRoutes } from './routes/billing.ts';
+import { connectedClientRoutes } from './routes/connected-clients.ts';
 import { controlRoutes } from './routes/controls.ts';
 import { evidenceRoutes } from './routes/evidence.ts';
 import { evidencePackageRoutes } from './routes/evidence-packages.ts';
 import { integrationRoutes } from './routes/integrations.ts';
 import { invitationRoutes } from './routes/invitations.ts';
 import { memberRoutes } from './routes/members.ts';
+import { oauthConsentRoutes } from './routes/oauth-consent.ts';
 import { orderRoutes } from './routes/orders.ts';
 import { passkeyRoutes } from './routes/passkeys.ts';
 import { peopleRoutes } from './routes/people.ts';
@@ -78,6 +80,7 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
   workspaceRoutes(scope, routeDeps);
   passkeyRoutes(scope, routeDeps);
   orderRoutes(scope, routeDeps);
+  oauthConsentRoutes(scope, routeDeps);
   registerWorkspacePages(scope, routeDeps, [
     workspaceOverviewRoutes,
     controlRoutes,
@@ -90,6 +93,7 @@ export async function webApp(scope: FastifyInstance, deps: WebDeps): Promise<voi
     policyRoutes,
     reportRoutes,
     integrationRoutes,
+    connectedClientRoutes,
     memberRoutes,
     auditorRoutes,
     auditRoutes,

@@ -21,6 +21,7 @@ export {
   type NewEvent,
   publishEvent,
 } from './events.ts';
+export { type DocumentRefusal, type FetchedDocument, fetchPublicDocument } from './fetch-document.ts';
 export { type OutboundResult, postPinned } from './outbound.ts';
 export {
   applyPlanToSubscriptions,

@@ -1,12 +1,19 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import pg from 'pg';
 import { type Cluster, HAPROXY, startCluster } from '../../scripts/cluster/cluster.ts';
 import { mintToken } from '../../scripts/cluster/sandbox.ts';
 import { ATTEMPTS_PER_CLIENT } from '../../src/accounts/index.ts';
 
+/** The 2.x client negotiates the 2026-07-28 protocol when the server offers it (its default is the 2025 handshake). */
+const MODERN = { versionNegotiation: { mode: 'auto' as const } };
+
+const run = promisify(execFile);
 const ADMIN_URL = process.env.CLUSTER_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 async function postgresReachable(): Promise<boolean> {
@@ -183,6 +190,59 @@ describe('the scale-out cluster (npm run cluster)', { skip: unavailable }, () =>
     } finally {
       await client.end();
     }
+  });
+
+  it('serves MCP tool calls on either instance through the balancer (stateless)', async () => {
+    const { url, env } = cluster();
+    const svc = async (...args: string[]) =>
+      (await run('node', ['src/cli.ts', ...args], { env: { ...process.env, ...env } })).stdout;
+    const workspace = JSON.parse(
+      await svc('workspaces', 'create', '--email', 'mcp@example.com', '--plan', 'pro'),
+    );
+    const key = /svc_live_[0-9A-Za-z]{36}/.exec(
+      await svc('api-keys', 'create', '--workspace', workspace.id),
+    )?.[0];
+    assert.ok(key);
+    const client = new Client({ name: 'cluster-test', version: '1' }, MODERN);
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${key}` } },
+      }),
+    );
+    try {
+      assert.ok((await client.listTools()).tools.some((tool) => tool.name === 'createTask'));
+      const created = await client.callTool({
+        name: 'createTask',
+        arguments: { body: { title: 'Via the balancer' } },
+      });
+      assert.equal(created.isError, undefined);
+      const listed = await client.callTool({ name: 'listTasks', arguments: {} });
+      assert.match(JSON.stringify(listed.content), /Via the balancer/);
+    } finally {
+      await client.close();
+    }
+    // Each call is one request any instance answers; both do.
+    const servers = new Set<string>();
+    for (let i = 0; i < 4; i++) {
+      const response = await fetch(`${url}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: i,
+          method: 'tools/call',
+          params: { name: 'getMe', arguments: {} },
+        }),
+      });
+      assert.equal(response.status, 200);
+      assert.match(await response.text(), new RegExp(workspace.id));
+      servers.add(response.headers.get('x-served-by') ?? '');
+    }
+    assert.deepEqual(servers, new Set(['app1', 'app2']));
   });
 
   it('stops everything it started and drops its database', async () => {

@@ -191,6 +191,7 @@ export async function startAppFixture(
     env?: Record<string, string>;
     listen?: boolean;
     wrapEvidenceStore?: RuntimeOptions['wrapEvidenceStore'];
+    webhooks?: RuntimeOptions['webhooks'];
   } = {},
 ): Promise<AppFixture> {
   const port = options.listen ? await freePort() : undefined;
@@ -208,6 +209,7 @@ export async function startAppFixture(
     mailTransport,
     env,
     wrapEvidenceStore: options.wrapEvidenceStore,
+    webhooks: options.webhooks,
   });
   if (port) await runtime.app.listen({ port, host: '127.0.0.1' });
   async function latestInvitationPath(email: string): Promise<string> {
