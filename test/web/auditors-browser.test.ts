@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { readZip } from '../evidence-package/read-zip.ts';
 import {
   assertAccessible,
   collectConsoleErrors,
@@ -95,6 +96,33 @@ describe(`auditor access in Chromium on ${testDialect}`, () => {
     await auditor.getByRole('link', { name: 'Download file' }).click();
     assert.equal((await download).suggestedFilename(), 'access-review.txt');
 
+    // The Statement of Applicability, read-only: no approval for an auditor.
+    await nav.getByRole('link', { name: 'Statement of Applicability' }).click();
+    await auditor.waitForURL(`${workspace}/soa`);
+    assert.match(await auditor.locator('main').innerText(), /A\.5\.15/);
+    assert.equal(await auditor.getByRole('button', { name: /Approve/ }).count(), 0);
+    await assertAccessible(auditor);
+    assert.equal(await scrollsSideways(auditor), false);
+    if (SHOTS_DIR)
+      await auditor.screenshot({ path: path.join(SHOTS_DIR, 'auditor-soa.png'), fullPage: true });
+
+    // The evidence package: requested, built, downloaded, with the SoA and the file inside.
+    await nav.getByRole('link', { name: 'Evidence' }).click();
+    await auditor.getByRole('link', { name: 'Evidence packages' }).click();
+    await auditor.getByRole('button', { name: 'Build the package' }).click();
+    await auditor.waitForURL(/\/evidence-packages\/epk_\w+$/);
+    await fixture.runtime.jobs.drain();
+    await auditor.getByText('Ready to download').waitFor({ timeout: 15_000 });
+    const zip = auditor.waitForEvent('download');
+    await auditor.getByRole('link', { name: /Download the package/ }).click();
+    const paths = (await readZip(await (await zip).path())).map((entry) => entry.path);
+    assert.ok(paths.includes('statement-of-applicability/current.pdf'), paths.join(', '));
+    assert.ok(paths.includes('manifest.json'));
+    assert.ok(
+      paths.some((entry) => entry.endsWith('/access-review.txt')),
+      paths.join(', '),
+    );
+
     // Members is not theirs to open, even by its address.
     const members = await auditor.goto(`${workspace}/members`);
     assert.equal(members?.status(), 403);
@@ -104,6 +132,7 @@ describe(`auditor access in Chromium on ${testDialect}`, () => {
     const log = await owner.locator('main').innerText();
     assert.match(log, /Auditor downloaded a file/);
     assert.match(log, /Auditor opened a page/);
+    assert.match(log, /Evidence package downloaded/);
     assert.deepEqual(consoleErrors, [
       'Failed to load resource: the server responded with a status of 403 (Forbidden)',
     ]);
