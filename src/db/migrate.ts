@@ -25,12 +25,12 @@ import * as justificationRetired from './migrations/0023_justification_retired.t
 import * as riskTreatmentVendorReview from './migrations/0024_risk_treatment_vendor_review.ts';
 import * as peoplePolicies from './migrations/0025_people_policies.ts';
 import * as soaVersions from './migrations/0026_soa_versions.ts';
-import * as evidencePackages from './migrations/0028_evidence_packages.ts';
-import * as auditorAccess from './migrations/0030_auditor_access.ts';
-import * as oauth from './migrations/0032_oauth.ts';
-import * as instanceHeartbeats from './migrations/0035_instance_heartbeats.ts';
-import * as signingKeys from './migrations/0036_signing_keys.ts';
-import * as orderFollowers from './migrations/0037_order_followers.ts';
+import * as evidencePackages from './migrations/0027_evidence_packages.ts';
+import * as auditorAccess from './migrations/0028_auditor_access.ts';
+import * as oauth from './migrations/0029_oauth.ts';
+import * as instanceHeartbeats from './migrations/0030_instance_heartbeats.ts';
+import * as signingKeys from './migrations/0031_signing_keys.ts';
+import * as orderFollowers from './migrations/0032_order_followers.ts';
 
 /** The one ordered set of migrations, for both dialects. Append only; never edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -59,12 +59,12 @@ export const migrations: Record<string, Migration> = {
   '0024_risk_treatment_vendor_review': riskTreatmentVendorReview,
   '0025_people_policies': peoplePolicies,
   '0026_soa_versions': soaVersions,
-  '0030_auditor_access': auditorAccess,
-  '0035_instance_heartbeats': instanceHeartbeats,
-  '0036_signing_keys': signingKeys,
-  '0037_order_followers': orderFollowers,
-  '0028_evidence_packages': evidencePackages,
-  '0032_oauth': oauth,
+  '0027_evidence_packages': evidencePackages,
+  '0028_auditor_access': auditorAccess,
+  '0029_oauth': oauth,
+  '0030_instance_heartbeats': instanceHeartbeats,
+  '0031_signing_keys': signingKeys,
+  '0032_order_followers': orderFollowers,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema

@@ -8,17 +8,19 @@ import { startPurchaseFixture } from '../helpers/purchase.ts';
  * An ACP complete ran 29 SQL statements (transaction control included) when this was first
  * counted; reading each row once, taking what writes return and dropping a check the attempt's
  * claim already makes brought it to 21. Of those, 10 are the provisioning transaction (one insert
- * per table of five modules), see docs/decisions.md.
+ * per table of five modules), see docs/decisions.md. The answer has carried the ACP order object
+ * since issue 29: three reads of what happened to the order (the order, its owner invitation, its
+ * term) make 24. The instance heartbeat, a timer of its own, is not the request's and not counted.
  */
-const BUDGET = 21;
+const BUDGET = 24;
 
 describe(`the statements of an ACP purchase on ${testDialect}`, () => {
-  it('completes a session in at most 21 statements (29 before)', async (t) => {
+  it('completes a session in at most 24 statements (29 before, without the order object)', async (t) => {
     const statements: string[] = [];
     let counting = false;
     const database = await createTestDatabase({
       onStatement: (event) => {
-        if (counting) statements.push(event.query.sql);
+        if (counting && !event.query.sql.includes('"service_instances"')) statements.push(event.query.sql);
       },
     });
     t.after(() => database.close());

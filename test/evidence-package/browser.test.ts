@@ -86,7 +86,17 @@ describe(`the evidence package pages in Chromium on ${testDialect}`, () => {
     const manifest = checkedManifest(entries);
     assert.deepEqual(
       manifest.files.map((entry) => entry.path),
-      ['controls/Not linked to a control/policy.md', 'evidence.csv', 'links.csv'],
+      [
+        'statement-of-applicability/current.csv',
+        'statement-of-applicability/current.xlsx',
+        'statement-of-applicability/current.pdf',
+        'risk-treatment-plan/current.csv',
+        'risk-treatment-plan/current.xlsx',
+        'risk-treatment-plan/current.pdf',
+        'controls/Not linked to a control/policy.md',
+        'evidence.csv',
+        'links.csv',
+      ],
     );
     assert.ok(entries[0]?.bytes?.equals(POLICY));
 
