@@ -218,6 +218,8 @@ describe('UCP message signatures (RFC 9421)', () => {
     const first = await verifyResponse(runtime.app, await read());
     assert.deepEqual(await profileKids(), [first]);
 
+    // The profile lists the newest key first; a rotation comes later than the first key.
+    clock.advance(60_000);
     const { kid: second, retired } = await runtime.signingKeys.rotate(7 * DAY_MS);
     assert.deepEqual(retired, [first]);
     assert.deepEqual(await profileKids(), [second, first]);

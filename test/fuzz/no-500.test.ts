@@ -68,14 +68,14 @@ function surfaceOf(url: string): Surface {
 
 /**
  * The stable code of an error answer in its surface's format: `code` (ACP, problem+json), the first
- * message's `code` (UCP), the problem type of an MPP payment problem, or the app's error page's
- * `<meta name="error-code">`.
+ * message's `code` (UCP), `error` (OAuth, RFC 6749 5.2), the problem type of an MPP payment problem,
+ * or the app's error page's `<meta name="error-code">`.
  */
 function errorCodeOf(text: string): string | undefined {
   if (/^<!doctype html>/i.test(text)) return /<meta name="error-code" content="([a-z_]+)">/.exec(text)?.[1];
   try {
     const body = JSON.parse(text);
-    const code = body?.code ?? body?.messages?.[0]?.code;
+    const code = body?.code ?? body?.messages?.[0]?.code ?? body?.error;
     if (typeof code === 'string') return code;
     return typeof body?.type === 'string' && body.type.startsWith('https://paymentauth.org/problems/')
       ? body.type
