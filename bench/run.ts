@@ -4,6 +4,7 @@ import { benchColdStart } from './cold-start.ts';
 import { benchHealthz } from './healthz.ts';
 import { benchMppPurchase } from './mpp-purchase.ts';
 import { benchPurchase } from './purchase.ts';
+import { benchReadsWrk } from './reads-wrk.ts';
 import { benchWebhookIsolation, benchWebhooks } from './webhooks.ts';
 
 /** `npm run bench` runs every benchmark; `npm run bench -- healthz` runs the ones named. */
@@ -13,6 +14,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   'acp-purchase': benchAcpPurchase,
   'mpp-purchase': benchMppPurchase,
   'api-read': benchApiRead,
+  'reads-wrk': benchReadsWrk,
   webhooks: benchWebhooks,
   'webhooks-isolation': benchWebhookIsolation,
   'cold-start': benchColdStart,
