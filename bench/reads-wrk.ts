@@ -91,7 +91,7 @@ async function measure(dialect: 'sqlite' | 'postgres', databaseUrl: string, dir:
 }
 
 /** A workspace on the enterprise plan and a key of it, written the way the CLI writes: another connection. */
-async function workspaceKey(databaseUrl: string, baseUrl: string): Promise<string> {
+export async function workspaceKey(databaseUrl: string, baseUrl: string): Promise<string> {
   const handle = openDatabase(
     databaseUrl.startsWith('sqlite:')
       ? { kind: 'sqlite', file: databaseUrl.slice('sqlite:'.length) }

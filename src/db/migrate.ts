@@ -24,6 +24,7 @@ import * as auditChanges from './migrations/0022_audit_changes.ts';
 import * as justificationRetired from './migrations/0023_justification_retired.ts';
 import * as riskTreatmentVendorReview from './migrations/0024_risk_treatment_vendor_review.ts';
 import * as peoplePolicies from './migrations/0025_people_policies.ts';
+import * as readsNotify from './migrations/0038_reads_notify.ts';
 
 /** The one ordered set of migrations, for both dialects. Append only; never edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -51,6 +52,7 @@ export const migrations: Record<string, Migration> = {
   '0023_justification_retired': justificationRetired,
   '0024_risk_treatment_vendor_review': riskTreatmentVendorReview,
   '0025_people_policies': peoplePolicies,
+  '0038_reads_notify': readsNotify,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema
