@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,18 +19,23 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const PATHS = ['/api/v1/controls', '/api/v1/me'];
+/** `BENCH_DIALECTS=sqlite` skips PostgreSQL. */
+const DIALECTS = (process.env.BENCH_DIALECTS ?? 'sqlite,postgres').split(',');
 
 /**
  * Authenticated REST reads measured from outside: the service started as `npm start` starts it
  * (its own process, `info` logging to a file), `wrk -t1 -c16 -d5s` in another, against a bare
  * Fastify route serving the same bytes in a third; rounds alternate bare and ours, and each figure
- * is the median over the rounds (the ratio, of the per-round ratios). SQLite, then PostgreSQL at
- * BENCH_DATABASE_URL when one answers. One JSON line per database.
+ * is the median over the rounds (the ratio, of the per-round ratios). Beside requests a second, the
+ * CPU time each server spent per answer (from /proc): on a machine others are loading, its ratio
+ * (bare's per answer over ours) stays where the throughput ratio scatters. SQLite, then PostgreSQL
+ * at BENCH_DATABASE_URL when one answers. One JSON line per database.
  */
 export async function benchReadsWrk(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'svc-reads-'));
   try {
-    await measure('sqlite', `sqlite:${path.join(dir, 'svc.sqlite')}`, dir);
+    if (DIALECTS.includes('sqlite')) await measure('sqlite', `sqlite:${path.join(dir, 'svc.sqlite')}`, dir);
+    if (!DIALECTS.includes('postgres')) return;
     const admin = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
     const name = `bench_reads_${process.pid}`;
     const server = openDatabase({ kind: 'postgres', url: admin });
@@ -79,7 +84,9 @@ async function measure(dialect: 'sqlite' | 'postgres', databaseUrl: string, dir:
     const key = await workspaceKey(databaseUrl, base);
     const headers = { authorization: `Bearer ${key}` };
     const reads: Record<string, unknown> = {};
-    for (const route of PATHS) reads[route] = await againstBareRoute(`${base}${route}`, headers, dir);
+    for (const route of PATHS) {
+      reads[route] = await againstBareRoute(`${base}${route}`, headers, dir, service.pid ?? 0);
+    }
     report('reads-wrk', {
       dialect,
       load: { connections: CONNECTIONS, seconds: SECONDS, rounds: ROUNDS, loadAverage: loadavg()[0] },
@@ -135,7 +142,29 @@ async function provisionWithKey(db: Db, baseUrl: string): Promise<string> {
 
 const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)] ?? 0;
 
-async function againstBareRoute(url: string, headers: Record<string, string>, dir: string) {
+/** CPU seconds a process has used so far (user and system, all its threads). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** The load, and what it cost the server: CPU microseconds per answer (steady under a busy machine). */
+async function measured(pid: number, options: Parameters<typeof wrk>[0]) {
+  const before = cpuSeconds(pid);
+  const result = await wrk(options);
+  const cpu = cpuSeconds(pid) - before;
+  return {
+    ...result,
+    cpuUsPerRequest: Math.round((cpu * 1e6) / (result.requestsPerSecond * (options.seconds ?? 5))),
+  };
+}
+
+async function againstBareRoute(
+  url: string,
+  headers: Record<string, string>,
+  dir: string,
+  servicePid: number,
+) {
   const response = await fetch(url, { headers });
   const body = await response.text();
   if (response.status !== 200) throw new Error(`${url} answered ${response.status}: ${body}`);
@@ -145,10 +174,20 @@ async function againstBareRoute(url: string, headers: Record<string, string>, di
   const bare = startNode(fileURLToPath(new URL('./bare-route.ts', import.meta.url)), [route, bodyFile], {});
   try {
     const bareUrl = `${await firstLine(bare)}${route}`;
-    const rounds: { bare: WrkResult; app: WrkResult }[] = [];
+    type Measured = WrkResult & { cpuUsPerRequest: number };
+    const rounds: { bare: Measured; app: Measured }[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      const bareResult = await wrk({ url: bareUrl, connections: CONNECTIONS, seconds: SECONDS });
-      const appResult = await wrk({ url, headers, connections: CONNECTIONS, seconds: SECONDS });
+      const bareResult = await measured(bare.pid ?? 0, {
+        url: bareUrl,
+        connections: CONNECTIONS,
+        seconds: SECONDS,
+      });
+      const appResult = await measured(servicePid, {
+        url,
+        headers,
+        connections: CONNECTIONS,
+        seconds: SECONDS,
+      });
       if (appResult.failures > 0 || bareResult.failures > 0) {
         throw new Error(`${route}: ${appResult.failures} failed answers (bare ${bareResult.failures})`);
       }
@@ -158,6 +197,7 @@ async function againstBareRoute(url: string, headers: Record<string, string>, di
       requestsPerSecond: median(rounds.map((r) => r[side].requestsPerSecond)),
       p50Ms: median(rounds.map((r) => r[side].p50Ms)),
       p99Ms: median(rounds.map((r) => r[side].p99Ms)),
+      cpuUsPerRequest: median(rounds.map((r) => r[side].cpuUsPerRequest)),
     });
     const ratios = rounds.map(
       (r) => Math.round((r.app.requestsPerSecond / r.bare.requestsPerSecond) * 100) / 100,

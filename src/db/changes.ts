@@ -1,4 +1,4 @@
-import type { DatabaseConnection, Dialect, Driver } from 'kysely';
+import type { AbortableOperationOptions, CompiledQuery, DatabaseConnection, Dialect, Driver } from 'kysely';
 import type { Db } from './schema.ts';
 
 /**
@@ -52,13 +52,16 @@ export function attachChangeFeed(db: Db, feed: ChangeFeed): void {
   feeds.set(db, feed);
 }
 
-/** Statements that only read: every other one (transaction control included) counts as a write. */
-const READ_ONLY = /^\s*select\b/i;
+const FIRST_WORD = /^\s*([a-z]+)/i;
+const DATA_CHANGES = new Set(['insert', 'update', 'delete', 'with', 'replace', 'merge']);
+const TRANSACTION_ENDS = new Set(['commit', 'rollback', 'end', 'release']);
 
 /**
- * The dialect with every statement that is not a plain `select` reported to `onWrite` once it
- * has completed (a commit included), before the connection goes back to the pool: a read that
- * looks at the version afterwards reads data at least as new as that write.
+ * The dialect with every change reported to `onWrite` once the statement that made it has
+ * completed, and again when its transaction ends (a commit, or a rollback that undoes it), before
+ * the connection goes back to the pool: a read that looks at the version afterwards reads data at
+ * least as new as that change. Reads, transaction starts and statements that changed no row
+ * report nothing (the job runner's polls change nothing); any other statement (DDL) reports.
  */
 export function reportingWrites(dialect: Dialect, onWrite: () => void): Dialect {
   const patched = new WeakSet<DatabaseConnection>();
@@ -66,12 +69,34 @@ export function reportingWrites(dialect: Dialect, onWrite: () => void): Dialect 
     if (patched.has(connection)) return connection;
     patched.add(connection);
     const execute = connection.executeQuery.bind(connection);
-    connection.executeQuery = async (query) => {
-      try {
-        return await execute(query);
-      } finally {
-        if (!READ_ONLY.test(query.sql)) onWrite();
+    let changedInTransaction = false;
+    connection.executeQuery = async <R>(query: CompiledQuery, options?: AbortableOperationOptions) => {
+      const word = FIRST_WORD.exec(query.sql)?.[1]?.toLowerCase() ?? '';
+      if (word === 'select' || word === 'begin' || word === 'savepoint') return execute<R>(query, options);
+      if (TRANSACTION_ENDS.has(word)) {
+        try {
+          return await execute<R>(query, options);
+        } finally {
+          if (changedInTransaction) onWrite();
+          if (word === 'commit' || word === 'end' || /^\s*rollback\s*;?\s*$/i.test(query.sql)) {
+            changedInTransaction = false;
+          }
+        }
       }
+      if (!DATA_CHANGES.has(word)) {
+        try {
+          return await execute<R>(query, options);
+        } finally {
+          changedInTransaction = true;
+          onWrite();
+        }
+      }
+      const result = await execute<R>(query, options);
+      if ((result.numAffectedRows ?? 0n) > 0n || result.rows.length > 0) {
+        changedInTransaction = true;
+        onWrite();
+      }
+      return result;
     };
     return connection;
   };
