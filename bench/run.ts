@@ -1,3 +1,4 @@
+import { benchAcpHttp } from './acp-http.ts';
 import { benchAcpPurchase } from './acp-purchase.ts';
 import { benchApiRead } from './api-read.ts';
 import { benchColdStart } from './cold-start.ts';
@@ -12,6 +13,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   healthz: benchHealthz,
   purchase: benchPurchase,
   'acp-purchase': benchAcpPurchase,
+  'acp-http': benchAcpHttp,
   'mpp-purchase': benchMppPurchase,
   'api-read': benchApiRead,
   'reads-wrk': benchReadsWrk,
