@@ -9,6 +9,8 @@ export interface PurchaseClientJob {
   mppPrefix: string;
   tokens: string[];
   concurrency: number;
+  /** Mint each purchase's token from this PSP sandbox inside the purchase (then `purchases` of them). */
+  psp?: { url: string; secretKey: string; purchases: number };
 }
 
 /**
@@ -19,15 +21,43 @@ async function main(): Promise<void> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   const job = JSON.parse(Buffer.concat(chunks).toString('utf8')) as PurchaseClientJob;
-  const purchase = job.kind === 'acp' ? acpPurchase(job.url) : mppPurchase(`${job.url}${job.mppPrefix}`);
-  const result = await measurePurchases(job.tokens.length, job.concurrency, (i) =>
-    purchase(i, job.tokens[i] ?? ''),
+  const completions: number[] = [];
+  const purchase =
+    job.kind === 'acp' ? acpPurchase(job.url, completions) : mppPurchase(`${job.url}${job.mppPrefix}`);
+  const psp = job.psp;
+  const count = psp ? psp.purchases : job.tokens.length;
+  const result = await measurePurchases(count, job.concurrency, async (i) =>
+    purchase(i, psp ? await mintToken(psp.url, psp.secretKey) : (job.tokens[i] ?? '')),
   );
-  console.log(JSON.stringify(result));
+  completions.sort((a, b) => a - b);
+  const at = (p: number) =>
+    Math.round(
+      (completions[Math.min(completions.length - 1, Math.floor(completions.length * p))] ?? 0) * 10,
+    ) / 10;
+  console.log(
+    JSON.stringify({
+      ...result,
+      ...(job.kind === 'acp' ? { completeP50Ms: at(0.5), completeP99Ms: at(0.99) } : {}),
+    }),
+  );
 }
 
-/** Create a session, then complete it with a token. */
-function acpPurchase(url: string) {
+/** A shared payment token for one pro monthly purchase, as an agent gets one from the PSP. */
+async function mintToken(sandboxUrl: string, secretKey: string): Promise<string> {
+  const response = await fetch(`${sandboxUrl}/v1/test_helpers/shared_payment/granted_tokens`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${secretKey}`, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      payment_method: 'pm_card_visa',
+      'usage_limits[currency]': 'usd',
+      'usage_limits[max_amount]': '29900',
+    }),
+  });
+  return ((await response.json()) as { id: string }).id;
+}
+
+/** Create a session, then complete it with a token; each complete's milliseconds go to `completions`. */
+function acpPurchase(url: string, completions: number[]) {
   const post = async (path: string, body: unknown) => {
     const response = await fetch(`${url}/api/acp/checkout_sessions${path}`, {
       method: 'POST',
@@ -48,12 +78,14 @@ function acpPurchase(url: string) {
       buyer: { email: `buyer${i}@example.com` },
     });
     if (created.status !== 201 || !created.body.id) return false;
+    const started = performance.now();
     const completed = await post(`/${created.body.id}/complete`, {
       payment_data: {
         handler_id: 'psp_spt',
         instrument: { type: 'card', credential: { type: 'spt', token } },
       },
     });
+    completions.push(performance.now() - started);
     return completed.status === 200 && completed.body.status === 'completed';
   };
 }

@@ -1,9 +1,11 @@
+import { benchAcpHttp } from './acp-http.ts';
 import { benchAcpPurchase } from './acp-purchase.ts';
 import { benchApiRead } from './api-read.ts';
 import { benchColdStart } from './cold-start.ts';
 import { benchHealthz } from './healthz.ts';
 import { benchMppPurchase } from './mpp-purchase.ts';
 import { benchPurchase } from './purchase.ts';
+import { benchReadsWrk } from './reads-wrk.ts';
 import { benchWebhookIsolation, benchWebhooks } from './webhooks.ts';
 
 /** `npm run bench` runs every benchmark; `npm run bench -- healthz` runs the ones named. */
@@ -11,8 +13,10 @@ const benchmarks: Record<string, () => Promise<void>> = {
   healthz: benchHealthz,
   purchase: benchPurchase,
   'acp-purchase': benchAcpPurchase,
+  'acp-http': benchAcpHttp,
   'mpp-purchase': benchMppPurchase,
   'api-read': benchApiRead,
+  'reads-wrk': benchReadsWrk,
   webhooks: benchWebhooks,
   'webhooks-isolation': benchWebhookIsolation,
   'cold-start': benchColdStart,

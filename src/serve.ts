@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { type Config, ConfigError, loadConfig, redactedRedisUrl } from './config.ts';
-import { loggerOptions } from './http/logging.ts';
+import { stdoutLogger } from './http/logging.ts';
 import { type RunningPspSandbox, sandboxDataFile, startPspSandbox } from './psp/index.ts';
 import { createRuntime, paymentProviderFor, type Runtime } from './runtime.ts';
 
@@ -72,7 +72,7 @@ async function start(config: Config): Promise<void> {
         )
       : undefined;
   const runtime = await createRuntime(config, {
-    logger: loggerOptions(config.logLevel),
+    logger: stdoutLogger(config.logLevel),
     paymentProvider: paymentProviderFor(config, sandbox?.url),
   });
   const address = await listening(

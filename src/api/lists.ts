@@ -26,8 +26,10 @@ declare module 'fastify' {
  */
 export function enableListExports(scope: FastifyInstance, settings: ListExportSettings): void {
   scope.decorateRequest('listExport', { getter: () => settings });
-  scope.addHook('onRequest', async (request, reply) => {
+  // A callback, not async: it runs on every API request and awaits nothing.
+  scope.addHook('onRequest', (request, reply, done) => {
     if (listItemSchema(request)) reply.header('vary', 'Accept');
+    done();
   });
 }
 

@@ -1,10 +1,12 @@
+import type { FastifyReply } from 'fastify';
+
 /** Pages kept per API instance; past this the oldest is dropped first. */
 const MAX_PAGES = 1_000;
 
 /**
- * Serialized list pages, each kept with the version of the data it was read at. A page is served
- * only while the data's version (read from the database on every request, so a write through any
- * instance is seen) is still the one it was read at; time alone never keeps a page.
+ * Serialized answers, each kept with the version of the data it was read at. An answer is served
+ * only while the data's version (read before the data, on every request) is still the one it was
+ * read at; time alone never keeps one.
  */
 export class PageCache {
   readonly #pages = new Map<string, { version: number; body: string }>();
@@ -24,4 +26,9 @@ export class PageCache {
     }
     this.#pages.set(key, { version, body });
   }
+}
+
+/** Sends JSON text as it is (a typed reply would take only the schema's object). */
+export function sendJsonText(reply: FastifyReply, body: string): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(body);
 }

@@ -1,5 +1,6 @@
 import { Kysely, type LogEvent } from 'kysely';
 import type { DatabaseConfig } from '../config.ts';
+import { attachChangeFeed, PostgresChangeFeed, reportingWrites, SqliteChangeFeed } from './changes.ts';
 import { createPostgresDialect } from './postgres.ts';
 import type { Database, Db } from './schema.ts';
 import { createSqliteDialect } from './sqlite.ts';
@@ -23,21 +24,36 @@ export interface OpenDatabaseOptions {
 
 export function openDatabase(config: DatabaseConfig, options: OpenDatabaseOptions = {}): DatabaseHandle {
   if (config.kind === 'sqlite') {
-    const db = new Kysely<Database>({ dialect: createSqliteDialect(config.file), log: options.onStatement });
+    const sqlite = createSqliteDialect(config.file);
+    const feed = new SqliteChangeFeed(() => sqlite.dataVersion());
+    const dialect = reportingWrites(sqlite, () => feed.written());
+    const db = new Kysely<Database>({ dialect, log: options.onStatement });
+    attachChangeFeed(db, feed);
     return { db, dialect: 'sqlite', location: `sqlite ${config.file}`, close: () => db.destroy() };
   }
+  const feed = new PostgresChangeFeed(async () => {
+    const pg = (await import('pg')).default;
+    return new pg.Client({ connectionString: config.url });
+  });
   const dialect = createPostgresDialect({
     url: config.url,
     searchPath: options.searchPath,
     onIdleClientError:
       options.onIdleClientError ?? ((error) => console.error('postgres idle client error', error)),
   });
-  const db = new Kysely<Database>({ dialect, log: options.onStatement });
+  const db = new Kysely<Database>({
+    dialect: reportingWrites(dialect, () => feed.written()),
+    log: options.onStatement,
+  });
+  attachChangeFeed(db, feed);
   const url = new URL(config.url);
   return {
     db,
     dialect: 'postgres',
     location: `postgres ${url.host}${url.pathname}`,
-    close: () => db.destroy(),
+    close: async () => {
+      await feed.close();
+      await db.destroy();
+    },
   };
 }

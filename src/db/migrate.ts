@@ -31,6 +31,7 @@ import * as oauth from './migrations/0029_oauth.ts';
 import * as instanceHeartbeats from './migrations/0030_instance_heartbeats.ts';
 import * as signingKeys from './migrations/0031_signing_keys.ts';
 import * as orderFollowers from './migrations/0032_order_followers.ts';
+import * as readsNotify from './migrations/0033_reads_notify.ts';
 
 /** The one ordered set of migrations, for both dialects. Append only; never edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -65,6 +66,7 @@ export const migrations: Record<string, Migration> = {
   '0030_instance_heartbeats': instanceHeartbeats,
   '0031_signing_keys': signingKeys,
   '0032_order_followers': orderFollowers,
+  '0033_reads_notify': readsNotify,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema

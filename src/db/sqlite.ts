@@ -103,12 +103,19 @@ class ImmediateSqliteDriver extends SqliteDriver {
   }
 }
 
-class NodeSqliteDialect extends SqliteDialect {
+export class NodeSqliteDialect extends SqliteDialect {
   readonly #database: SqliteDatabase;
+  readonly #dataVersion: StatementSync;
 
-  constructor(database: SqliteDatabase) {
+  constructor(database: SqliteDatabase, dataVersion: StatementSync) {
     super({ database });
     this.#database = database;
+    this.#dataVersion = dataVersion;
+  }
+
+  /** SQLite's `data_version`: it changes when another connection (another process) commits. */
+  dataVersion(): number {
+    return Number((this.#dataVersion.get() as unknown as SQLOutputValue[])[0]);
   }
 
   override createDriver(): Driver {
@@ -117,11 +124,13 @@ class NodeSqliteDialect extends SqliteDialect {
 }
 
 /** `readOnly` opens an existing file as it is (a backup to read from): nothing is written to it. */
-export function createSqliteDialect(file: string, options: { readOnly?: boolean } = {}): SqliteDialect {
+export function createSqliteDialect(file: string, options: { readOnly?: boolean } = {}): NodeSqliteDialect {
   const readOnly = options.readOnly ?? false;
   if (file !== ':memory:' && !readOnly) mkdirSync(path.dirname(file), { recursive: true });
   const db = new DatabaseSync(file, { enableForeignKeyConstraints: true, timeout: 5000, readOnly });
   if (file !== ':memory:' && !readOnly) db.exec('pragma journal_mode = wal');
   db.exec('pragma synchronous = normal');
-  return new NodeSqliteDialect(wrapDatabase(db));
+  const dataVersion = db.prepare('pragma data_version');
+  dataVersion.setReturnArrays(true);
+  return new NodeSqliteDialect(wrapDatabase(db), dataVersion);
 }

@@ -68,6 +68,8 @@ function numberFields(schema: TSchema): [name: string, text: RegExp][] {
  * `0x2` as 2, so such text is left as it came and fails its schema.
  */
 function fromText(schema: TSchema, numbers: [name: string, text: RegExp][], input: unknown): unknown {
+  // Most reads send no query string: nothing to read, and Convert would walk the schema for nothing.
+  if (isRecord(input) && isEmpty(input)) return input;
   if (numbers.length === 0 || !isRecord(input)) return Value.Convert(schema, input);
   // Convert changes its input in place.
   const texts = numbers.map(([name, text]) => [name, input[name], text] as const);
@@ -77,6 +79,11 @@ function fromText(schema: TSchema, numbers: [name: string, text: RegExp][], inpu
     if (typeof given === 'string' && !text.test(given)) value[name] = given;
   }
   return value;
+}
+
+function isEmpty(record: Record<string, unknown>): boolean {
+  for (const _ in record) return false;
+  return true;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

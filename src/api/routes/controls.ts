@@ -1,4 +1,3 @@
-import type { FastifyReply } from 'fastify';
 import {
   Control,
   ControlsFilter,
@@ -10,25 +9,24 @@ import {
   UpdateControlBody,
   updateControl,
 } from '../../compliance/index.ts';
+import { readsVersion } from '../../db/changes.ts';
 import { auditSourceOf, workspaceOf } from '../auth.ts';
 import type { SchemaCatalog } from '../catalog.ts';
 import { type ApiDeps, type ApiScope, IdParams } from '../context.ts';
 import { responses, sendComplianceError, sendNotFound } from '../errors.ts';
 import { answerList, asksForCsv } from '../lists.ts';
-import { PageCache } from '../page-cache.ts';
+import { PageCache, sendJsonText } from '../page-cache.ts';
 import { listQuery, pageOf } from '../pagination.ts';
 
 const tags = ['Controls'];
 
-/** Sends JSON text as it is (a typed reply would take only the schema's object). */
-function sendJsonText(reply: FastifyReply, body: string): FastifyReply {
-  return reply.type('application/json; charset=utf-8').send(body);
-}
-
 export function controlRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog): void {
   catalog.name({ Control, UpdateControlBody, Readiness });
   catalog.events(Control, 'control.updated');
+  // Kept under the database's version of what may be kept (src/db/changes.ts), which costs no
+  // query; while that is unknown (PostgreSQL's notifications down), under the controls' own version.
   const pages = new PageCache();
+  const pagesByControlsVersion = new PageCache();
   app.get(
     '/controls',
     {
@@ -44,9 +42,11 @@ export function controlRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatal
     async (request, reply) => {
       // The version first: the page read after it is at least as new, so it may be kept under it.
       const workspaceId = workspaceOf(request);
-      const version = await controlsVersion(deps, workspaceId);
+      const feedVersion = readsVersion(deps.db);
+      const version = feedVersion ?? (await controlsVersion(deps, workspaceId));
+      const cache = feedVersion === undefined ? pagesByControlsVersion : pages;
       const key = `${workspaceId} ${request.url}`;
-      const kept = asksForCsv(request) ? undefined : pages.get(key, version);
+      const kept = asksForCsv(request) ? undefined : cache.get(key, version);
       if (kept !== undefined) return sendJsonText(reply, kept);
       const answer = await answerList(request, reply, 'controls', request.query, (id, filter, page) =>
         listControls(deps, id, filter, page),
@@ -54,7 +54,7 @@ export function controlRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatal
       if (answer === undefined) return reply;
       // The page is built field by field from the Control schema, so it is serialized as it is.
       const body = JSON.stringify(answer);
-      pages.set(key, version, body);
+      cache.set(key, version, body);
       return sendJsonText(reply, body);
     },
   );

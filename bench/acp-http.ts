@@ -1,0 +1,104 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { sql } from 'kysely';
+import { openDatabase } from '../src/db/database.ts';
+import { report } from './harness.ts';
+import { firstLine, freePort, startNode, stop, waitForOk } from './processes.ts';
+import { CONCURRENCY, clientPurchases, PURCHASES } from './purchase-harness.ts';
+
+const SANDBOX_KEY = 'sk_test_bench';
+/** `BENCH_DIALECTS=sqlite` skips PostgreSQL. */
+const DIALECTS = (process.env.BENCH_DIALECTS ?? 'sqlite,postgres').split(',');
+
+/**
+ * An agent's whole ACP purchase over HTTP, measured from outside: the PSP sandbox in a process of
+ * its own, the service started as `npm start` starts it (pointed at that sandbox as at a real
+ * PSP, `info` logging to a file), and the agents in a third, BENCH_CONCURRENCY (8) at once, each
+ * minting a token from the sandbox, creating a session with a buyer and completing it. Reports
+ * purchases a second and the complete's own p50/p99. SQLite, then PostgreSQL when one answers.
+ */
+export async function benchAcpHttp(): Promise<void> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'svc-acp-http-'));
+  try {
+    if (DIALECTS.includes('sqlite')) await measure('sqlite', `sqlite:${path.join(dir, 'svc.sqlite')}`, dir);
+    if (!DIALECTS.includes('postgres')) return;
+    const admin = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+    const name = `bench_acp_${process.pid}`;
+    const server = openDatabase({ kind: 'postgres', url: admin });
+    try {
+      await sql`create database ${sql.id(name)}`.execute(server.db);
+    } catch (error) {
+      report('acp-http', { dialect: 'postgres', skipped: `no PostgreSQL (${(error as Error).message})` });
+      await server.close();
+      return;
+    }
+    try {
+      const url = new URL(admin);
+      url.pathname = `/${name}`;
+      await measure('postgres', url.toString(), dir);
+    } finally {
+      await sql`drop database if exists ${sql.id(name)} with (force)`.execute(server.db);
+      await server.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function measure(dialect: 'sqlite' | 'postgres', databaseUrl: string, dir: string): Promise<void> {
+  const sandboxPort = await freePort();
+  const sandbox = startNode(fileURLToPath(new URL('../src/psp/sandbox/main.ts', import.meta.url)), [], {
+    env: {
+      ...process.env,
+      DATA_DIR: path.join(dir, `psp-${dialect}`),
+      PSP_SANDBOX_PORT: String(sandboxPort),
+      PSP_SANDBOX_SECRET_KEY: SANDBOX_KEY,
+    },
+  });
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  let service: ReturnType<typeof startNode> | undefined;
+  try {
+    const sandboxUrl = /listening on (\S+),/.exec(await firstLine(sandbox))?.[1] ?? '';
+    service = startNode(fileURLToPath(new URL('./served.ts', import.meta.url)), [], {
+      env: {
+        ...process.env,
+        NODE_ENV: 'development',
+        DATABASE_URL: databaseUrl,
+        DATA_DIR: path.join(dir, `data-${dialect}`),
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        BASE_URL: base,
+        PSP_SECRET_KEY: SANDBOX_KEY,
+        PSP_API_BASE: sandboxUrl,
+        PSP_WEBHOOK_SECRET: 'whsec_bench',
+        LOG_LEVEL: 'info',
+        RATE_LIMIT_MAX: '1000000000',
+      },
+      logFile: path.join(dir, `service-${dialect}.log`),
+    });
+    await waitForOk(`${base}/readyz`);
+    const psp = { url: sandboxUrl, secretKey: SANDBOX_KEY };
+    // A short warm-up, so the figure is the service's steady state rather than its first compile.
+    await clientPurchases({
+      kind: 'acp',
+      url: base,
+      tokens: [],
+      concurrency: CONCURRENCY,
+      psp: { ...psp, purchases: 200 },
+    });
+    const result = await clientPurchases({
+      kind: 'acp',
+      url: base,
+      tokens: [],
+      concurrency: CONCURRENCY,
+      psp: { ...psp, purchases: PURCHASES },
+    });
+    report('acp-http', { dialect, loadAverage: loadavg()[0], ...result });
+  } finally {
+    if (service) await stop(service);
+    await stop(sandbox);
+  }
+}

@@ -1,0 +1,67 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { createServer } from 'node:net';
+
+/** A port free on loopback now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** A Node script in a process of its own; its output goes to `logFile`, or is piped when absent. */
+export function startNode(
+  script: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; logFile?: string },
+) {
+  const child = spawn(process.execPath, [script, ...args], {
+    env: options.env ?? process.env,
+    stdio: ['ignore', options.logFile ? 'pipe' : 'pipe', 'inherit'],
+  });
+  if (options.logFile) child.stdout?.pipe(createWriteStream(options.logFile));
+  return child;
+}
+
+/** The first line the process prints. */
+export function firstLine(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+      const end = out.indexOf('\n');
+      if (end >= 0) {
+        child.stdout?.off('data', onData);
+        resolve(out.slice(0, end).trim());
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`process exited ${code} before printing`)));
+  });
+}
+
+/** Waits until `url` answers 200, for at most `seconds`. */
+export async function waitForOk(url: string, seconds = 60): Promise<void> {
+  const until = Date.now() + seconds * 1000;
+  while (Date.now() < until) {
+    try {
+      if ((await fetch(url)).status === 200) return;
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${url} did not answer 200 within ${seconds} s`);
+}
+
+/** Ends the process and waits for it to exit. */
+export function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}

@@ -1,0 +1,215 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { sql } from 'kysely';
+import { createApiKey } from '../src/api/index.ts';
+import { OPERATOR_SOURCE } from '../src/audit/index.ts';
+import { openDatabase } from '../src/db/database.ts';
+import type { Db } from '../src/db/schema.ts';
+import { inTransaction } from '../src/db/transaction.ts';
+import { systemClock } from '../src/shared/clock.ts';
+import { newId } from '../src/shared/ids.ts';
+import { provisionWorkspace } from '../src/workspace/index.ts';
+import { report } from './harness.ts';
+import { firstLine, freePort, startNode, stop, waitForOk } from './processes.ts';
+import { type WrkResult, wrk } from './wrk.ts';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const PATHS = ['/api/v1/controls', '/api/v1/me'];
+/** `BENCH_DIALECTS=sqlite` skips PostgreSQL. */
+const DIALECTS = (process.env.BENCH_DIALECTS ?? 'sqlite,postgres').split(',');
+
+/**
+ * Authenticated REST reads measured from outside: the service started as `npm start` starts it
+ * (its own process, `info` logging to a file), `wrk -t1 -c16 -d5s` in another, against a bare
+ * Fastify route serving the same bytes in a third; rounds alternate bare and ours, and each figure
+ * is the median over the rounds (the ratio, of the per-round ratios). Beside requests a second, the
+ * CPU time each server spent per answer (from /proc): on a machine others are loading, its ratio
+ * (bare's per answer over ours) stays where the throughput ratio scatters. SQLite, then PostgreSQL
+ * at BENCH_DATABASE_URL when one answers. One JSON line per database.
+ */
+export async function benchReadsWrk(): Promise<void> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'svc-reads-'));
+  try {
+    if (DIALECTS.includes('sqlite')) await measure('sqlite', `sqlite:${path.join(dir, 'svc.sqlite')}`, dir);
+    if (!DIALECTS.includes('postgres')) return;
+    const admin = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+    const name = `bench_reads_${process.pid}`;
+    const server = openDatabase({ kind: 'postgres', url: admin });
+    try {
+      await sql`create database ${sql.id(name)}`.execute(server.db);
+    } catch (error) {
+      report('reads-wrk', { dialect: 'postgres', skipped: `no PostgreSQL (${(error as Error).message})` });
+      await server.close();
+      return;
+    }
+    try {
+      const url = new URL(admin);
+      url.pathname = `/${name}`;
+      await measure('postgres', url.toString(), dir);
+    } finally {
+      await sql`drop database if exists ${sql.id(name)} with (force)`.execute(server.db);
+      await server.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function measure(dialect: 'sqlite' | 'postgres', databaseUrl: string, dir: string): Promise<void> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const logFile = path.join(dir, `service-${dialect}.log`);
+  const service = startNode(fileURLToPath(new URL('./served.ts', import.meta.url)), [], {
+    env: {
+      ...process.env,
+      NODE_ENV: 'development',
+      DATABASE_URL: databaseUrl,
+      DATA_DIR: path.join(dir, `data-${dialect}`),
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      BASE_URL: base,
+      PSP_SANDBOX_PORT: String(await freePort()),
+      LOG_LEVEL: 'info',
+      API_RATE_LIMIT_PER_IP: '1000000000',
+      API_RATE_LIMIT_PER_KEY: '1000000000',
+    },
+    logFile,
+  });
+  try {
+    await waitForOk(`${base}/readyz`);
+    const key = await workspaceKey(databaseUrl, base);
+    const headers = { authorization: `Bearer ${key}` };
+    const reads: Record<string, unknown> = {};
+    for (const route of PATHS) {
+      reads[route] = await againstBareRoute(`${base}${route}`, headers, dir, service.pid ?? 0);
+    }
+    report('reads-wrk', {
+      dialect,
+      load: { connections: CONNECTIONS, seconds: SECONDS, rounds: ROUNDS, loadAverage: loadavg()[0] },
+      ...reads,
+    });
+  } finally {
+    await stop(service);
+  }
+}
+
+/** A workspace on the enterprise plan and a key of it, written the way the CLI writes: another connection. */
+export async function workspaceKey(databaseUrl: string, baseUrl: string): Promise<string> {
+  const handle = openDatabase(
+    databaseUrl.startsWith('sqlite:')
+      ? { kind: 'sqlite', file: databaseUrl.slice('sqlite:'.length) }
+      : { kind: 'postgres', url: databaseUrl },
+  );
+  try {
+    return await provisionWithKey(handle.db, baseUrl);
+  } finally {
+    await handle.close();
+  }
+}
+
+async function provisionWithKey(db: Db, baseUrl: string): Promise<string> {
+  const clock = systemClock;
+  const { workspace } = await inTransaction(db, (trx) =>
+    provisionWorkspace(
+      trx,
+      {
+        name: 'Bench Ltd',
+        plan: 'enterprise',
+        ownerEmail: 'bench@example.com',
+        term: {
+          term: 'year',
+          startsAt: clock.now(),
+          channel: 'operator',
+          orderId: newId('opord', clock.now()),
+        },
+      },
+      { clock, baseUrl },
+    ),
+  );
+  const created = await createApiKey(
+    db,
+    clock,
+    { workspaceId: workspace.id, name: 'bench' },
+    OPERATOR_SOURCE,
+  );
+  if (!created.ok) throw new Error(`no bench key: ${created.error.code}`);
+  return created.value.key;
+}
+
+const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)] ?? 0;
+
+/** CPU seconds a process has used so far (user and system, all its threads). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** The load, and what it cost the server: CPU microseconds per answer (steady under a busy machine). */
+async function measured(pid: number, options: Parameters<typeof wrk>[0]) {
+  const before = cpuSeconds(pid);
+  const result = await wrk(options);
+  const cpu = cpuSeconds(pid) - before;
+  return {
+    ...result,
+    cpuUsPerRequest: Math.round((cpu * 1e6) / (result.requestsPerSecond * (options.seconds ?? 5))),
+  };
+}
+
+async function againstBareRoute(
+  url: string,
+  headers: Record<string, string>,
+  dir: string,
+  servicePid: number,
+) {
+  const response = await fetch(url, { headers });
+  const body = await response.text();
+  if (response.status !== 200) throw new Error(`${url} answered ${response.status}: ${body}`);
+  const route = new URL(url).pathname;
+  const bodyFile = path.join(dir, 'bare-body.json');
+  writeFileSync(bodyFile, body);
+  const bare = startNode(fileURLToPath(new URL('./bare-route.ts', import.meta.url)), [route, bodyFile], {});
+  try {
+    const bareUrl = `${await firstLine(bare)}${route}`;
+    type Measured = WrkResult & { cpuUsPerRequest: number };
+    const rounds: { bare: Measured; app: Measured }[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const bareResult = await measured(bare.pid ?? 0, {
+        url: bareUrl,
+        connections: CONNECTIONS,
+        seconds: SECONDS,
+      });
+      const appResult = await measured(servicePid, {
+        url,
+        headers,
+        connections: CONNECTIONS,
+        seconds: SECONDS,
+      });
+      if (appResult.failures > 0 || bareResult.failures > 0) {
+        throw new Error(`${route}: ${appResult.failures} failed answers (bare ${bareResult.failures})`);
+      }
+      rounds.push({ bare: bareResult, app: appResult });
+    }
+    const summary = (side: 'app' | 'bare') => ({
+      requestsPerSecond: median(rounds.map((r) => r[side].requestsPerSecond)),
+      p50Ms: median(rounds.map((r) => r[side].p50Ms)),
+      p99Ms: median(rounds.map((r) => r[side].p99Ms)),
+      cpuUsPerRequest: median(rounds.map((r) => r[side].cpuUsPerRequest)),
+    });
+    const ratios = rounds.map(
+      (r) => Math.round((r.app.requestsPerSecond / r.bare.requestsPerSecond) * 100) / 100,
+    );
+    return {
+      bytes: Buffer.byteLength(body),
+      app: summary('app'),
+      bare: summary('bare'),
+      ratio: median(ratios),
+      ratios,
+    };
+  } finally {
+    await stop(bare);
+  }
+}
