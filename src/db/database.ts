@@ -11,7 +11,14 @@ export interface DatabaseHandle {
   dialect: Dialect;
   /** Where the data lives, for the start-up banner (never includes credentials). */
   location: string;
+  /** How another thread opens the same data; absent for an in-memory SQLite database. */
+  source?: DatabaseSource;
   close(): Promise<void>;
+}
+
+export interface DatabaseSource {
+  config: DatabaseConfig;
+  searchPath?: string;
 }
 
 export interface OpenDatabaseOptions {
@@ -24,7 +31,13 @@ export interface OpenDatabaseOptions {
 export function openDatabase(config: DatabaseConfig, options: OpenDatabaseOptions = {}): DatabaseHandle {
   if (config.kind === 'sqlite') {
     const db = new Kysely<Database>({ dialect: createSqliteDialect(config.file), log: options.onStatement });
-    return { db, dialect: 'sqlite', location: `sqlite ${config.file}`, close: () => db.destroy() };
+    return {
+      db,
+      dialect: 'sqlite',
+      location: `sqlite ${config.file}`,
+      ...(config.file === ':memory:' ? {} : { source: { config } }),
+      close: () => db.destroy(),
+    };
   }
   const dialect = createPostgresDialect({
     url: config.url,
@@ -38,6 +51,7 @@ export function openDatabase(config: DatabaseConfig, options: OpenDatabaseOption
     db,
     dialect: 'postgres',
     location: `postgres ${url.host}${url.pathname}`,
+    source: { config, searchPath: options.searchPath },
     close: () => db.destroy(),
   };
 }
