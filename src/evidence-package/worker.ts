@@ -89,7 +89,6 @@ export function packageWorkers(config: PackageWorkerConfig): {
       // Settled once the worker is gone: its store and connection closed, a failed build's file removed.
       worker.on('exit', (code) => {
         running.delete(worker);
-        void inventory.return?.();
         void progress.then(() => {
           if (outcome && 'streamed' in outcome) resolve(outcome.streamed);
           else reject(outcome?.error ?? new Error(`the package build's worker stopped (exit code ${code})`));
