@@ -206,6 +206,20 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   };
   const notifyUcpOrder = ucpOrderNotifier({ ...orderWebhooks, signingKeys });
   const notifyAcpOrder = acpOrderNotifier(orderWebhooks);
+  // Builds stream in a worker opening the same database and store; a test's wrapped store (faults
+  // between the service and its store) or in-memory database exists in this thread only.
+  const packageBuilds = buildPackageJob(
+    {
+      db: database.db,
+      clock,
+      store: evidenceStore,
+      documents: options.auditDocuments ?? ((workspaceId) => auditDocuments(database.db, workspaceId, clock)),
+      log: app.log as JobLogger,
+    },
+    database.source && !options.wrapEvidenceStore
+      ? { database: database.source, storage: config.evidenceStorage }
+      : undefined,
+  );
   const jobs = new JobRunner({
     db: database.db,
     dialect: database.dialect,
@@ -241,14 +255,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         findOwner: findWorkspaceOwner,
         logger: app.log,
       }),
-      [BUILD_PACKAGE_JOB]: buildPackageJob({
-        db: database.db,
-        clock,
-        store: evidenceStore,
-        documents:
-          options.auditDocuments ?? ((workspaceId) => auditDocuments(database.db, workspaceId, clock)),
-        log: app.log as JobLogger,
-      }),
+      [BUILD_PACKAGE_JOB]: packageBuilds,
     },
     sweeps: [
       {
@@ -395,7 +402,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     async close() {
       await app.close();
       await rateLimiters.close();
-      await jobs.stop();
+      const stopping = jobs.stop();
+      await packageBuilds.stop();
+      await stopping;
       await instance.stop();
       mailTransport.close();
       evidenceStore.close();

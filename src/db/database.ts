@@ -12,7 +12,14 @@ export interface DatabaseHandle {
   dialect: Dialect;
   /** Where the data lives, for the start-up banner (never includes credentials). */
   location: string;
+  /** How another thread opens the same data; absent for an in-memory SQLite database. */
+  source?: DatabaseSource;
   close(): Promise<void>;
+}
+
+export interface DatabaseSource {
+  config: DatabaseConfig;
+  searchPath?: string;
 }
 
 export interface OpenDatabaseOptions {
@@ -29,7 +36,13 @@ export function openDatabase(config: DatabaseConfig, options: OpenDatabaseOption
     const dialect = reportingWrites(sqlite, () => feed.written());
     const db = new Kysely<Database>({ dialect, log: options.onStatement });
     attachChangeFeed(db, feed);
-    return { db, dialect: 'sqlite', location: `sqlite ${config.file}`, close: () => db.destroy() };
+    return {
+      db,
+      dialect: 'sqlite',
+      location: `sqlite ${config.file}`,
+      ...(config.file === ':memory:' ? {} : { source: { config } }),
+      close: () => db.destroy(),
+    };
   }
   const feed = new PostgresChangeFeed(async () => {
     const pg = (await import('pg')).default;
@@ -51,6 +64,7 @@ export function openDatabase(config: DatabaseConfig, options: OpenDatabaseOption
     db,
     dialect: 'postgres',
     location: `postgres ${url.host}${url.pathname}`,
+    source: { config, searchPath: options.searchPath },
     close: async () => {
       await feed.close();
       await db.destroy();

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { pipeline } from 'node:stream';
 import { evidenceInventory, evidenceTotals } from '../compliance/index.ts';
 import type { JobDefinition, JobLogger } from '../jobs/index.ts';
 import { PACKAGE_TTL_MS, type PackageDeps, rangeOf } from './packages.ts';
-import { type DocumentsProvider, measuring, writePackageZip } from './zip.ts';
+import { type ClaimedBuild, type StreamPackage, streamPackage } from './stream.ts';
+import { type PackageWorkerConfig, packageWorkers } from './worker.ts';
+import type { DocumentsProvider } from './zip.ts';
 
 /** The folder of the file store finished packages live in, beside the workspaces' evidence folders. */
 export const PACKAGE_FOLDER = 'evidence-packages';
@@ -23,28 +24,21 @@ export function isPackageFile(name: string): boolean {
 }
 
 /**
- * Builds one package into the file store. The build claims the row with an id of its own; a second
- * build of the same package (a lease that ran out while the first still ran) takes the row over,
- * and whichever finishes without owning it removes its file. A retry first removes the file a
- * crashed build left.
+ * Claims the row with an id of its own; a second build of the same package (a lease that ran out
+ * while the first still ran) takes the row over. A retry first removes the file a crashed build left.
  */
-export async function buildPackage(
-  deps: BuildDeps,
-  packageId: string,
-  renewLease: () => Promise<void> = async () => {},
-): Promise<void> {
+async function claimBuild(deps: BuildDeps, packageId: string): Promise<ClaimedBuild | undefined> {
   const row = await deps.db
     .selectFrom('evidence_packages')
     .selectAll()
     .where('id', '=', packageId)
     .executeTakeFirst();
-  if (!row || (row.status !== 'queued' && row.status !== 'building')) return;
+  if (!row || (row.status !== 'queued' && row.status !== 'building')) return undefined;
   if (row.storage_name) await deps.store.remove(row.storage_name);
   const buildId = randomBytes(8).toString('hex');
   const storageName = `${PACKAGE_FOLDER}/${row.id}-${buildId}`;
-  const range = rangeOf(row);
   const documents = await deps.documents(row.workspace_id);
-  const totals = await evidenceTotals(deps.db, row.workspace_id, range);
+  const totals = await evidenceTotals(deps.db, row.workspace_id, rangeOf(row));
   const claimed = await deps.db
     .updateTable('evidence_packages')
     .set({
@@ -60,64 +54,78 @@ export async function buildPackage(
     .where('id', '=', row.id)
     .where('status', 'in', ['queued', 'building'])
     .executeTakeFirst();
-  if (Number(claimed.numUpdatedRows) === 0) return;
-
-  const mine = () =>
-    deps.db.updateTable('evidence_packages').where('id', '=', row.id).where('build_id', '=', buildId);
-  let lastWrite = performance.now();
-  const { output, manifest } = writePackageZip({
+  if (Number(claimed.numUpdatedRows) === 0) return undefined;
+  return {
+    packageId: row.id,
     workspaceId: row.workspace_id,
+    buildId,
+    storageName,
     range: { from: row.range_from, to: row.range_to },
-    generatedAt: deps.clock.now(),
     documents,
-    evidence: evidenceInventory(deps.db, row.workspace_id, range),
-    openFile: (name) => deps.store.open(name),
-    async onProgress(files, bytes) {
-      if (performance.now() - lastWrite < PROGRESS_EVERY_MS) return;
-      lastWrite = performance.now();
-      await mine().set({ files_done: files, bytes_done: bytes }).execute();
-      await renewLease();
-    },
+    generatedAt: deps.clock.now().getTime(),
+  };
+}
+
+/**
+ * Builds one package into the file store: claims it, has `stream` write the zip, and marks it
+ * ready; a build that no longer owns the row when it finishes removes its file.
+ */
+export async function buildPackage(
+  deps: BuildDeps,
+  packageId: string,
+  renewLease: () => Promise<void> = async () => {},
+  stream: StreamPackage = (build, evidence, onProgress) =>
+    streamPackage(deps.store, build, evidence, onProgress),
+): Promise<void> {
+  const build = await claimBuild(deps, packageId);
+  if (!build) return;
+  const mine = () =>
+    deps.db
+      .updateTable('evidence_packages')
+      .where('id', '=', build.packageId)
+      .where('build_id', '=', build.buildId);
+  let lastWrite = performance.now();
+  const range = rangeOf({ range_from: build.range.from, range_to: build.range.to });
+  const evidence = evidenceInventory(deps.db, build.workspaceId, range);
+  const written = await stream(build, evidence, async (files, bytes) => {
+    if (performance.now() - lastWrite < PROGRESS_EVERY_MS) return;
+    lastWrite = performance.now();
+    await mine().set({ files_done: files, bytes_done: bytes }).execute();
+    await renewLease();
   });
-  const zip = measuring();
-  try {
-    // An error of the zip (a file that broke off) reaches the store's write, which then keeps nothing.
-    const body = pipeline(output, zip, () => {});
-    const [written] = await Promise.all([manifest, deps.store.writePending(storageName, body)]);
-    await deps.store.finalize(storageName);
-    const now = deps.clock.now().getTime();
-    const contentBytes = written.files.reduce((sum, file) => sum + file.size, 0);
-    const finished = await mine()
-      .set({
-        status: 'ready',
-        files_done: written.files.length,
-        files_total: written.files.length,
-        bytes_done: contentBytes,
-        bytes_total: contentBytes,
-        size: zip.size,
-        sha256: zip.digest(),
-        finished_at: now,
-        expires_at: now + PACKAGE_TTL_MS,
-      })
-      .executeTakeFirst();
-    if (Number(finished.numUpdatedRows) === 0) await deps.store.remove(storageName);
-    else
-      deps.log.info(
-        { event: 'evidence_package.ready', packageId: row.id, size: zip.size },
-        'evidence package ready',
-      );
-  } catch (error) {
-    output.destroy();
-    await deps.store.remove(storageName);
-    throw error;
-  }
+  const now = deps.clock.now().getTime();
+  const finished = await mine()
+    .set({
+      status: 'ready',
+      files_done: written.files,
+      files_total: written.files,
+      bytes_done: written.contentBytes,
+      bytes_total: written.contentBytes,
+      size: written.size,
+      sha256: written.sha256,
+      finished_at: now,
+      expires_at: now + PACKAGE_TTL_MS,
+    })
+    .executeTakeFirst();
+  if (Number(finished.numUpdatedRows) === 0) await deps.store.remove(build.storageName);
+  else
+    deps.log.info(
+      { event: 'evidence_package.ready', packageId: build.packageId, size: written.size },
+      'evidence package ready',
+    );
 }
 
 /** The build job: retried by the runner; when it gives up, the package is marked failed. */
-export function buildPackageJob(deps: BuildDeps): JobDefinition {
+export function buildPackageJob(
+  deps: BuildDeps,
+  worker?: PackageWorkerConfig,
+): JobDefinition & { stop(): Promise<void> } {
+  const workers = worker ? packageWorkers(worker) : undefined;
   return {
     run: (payload, context) =>
-      buildPackage(deps, (payload as { packageId: string }).packageId, context.renewLease),
+      buildPackage(deps, (payload as { packageId: string }).packageId, context.renewLease, workers?.stream),
+    /** Ends the builds in flight (their jobs fail and are retried): a shutdown does not wait out a package. */
+    stop: async () => workers?.stop(),
     async onParked(payload) {
       const { packageId } = payload as { packageId: string };
       const row = await deps.db

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -8,7 +8,7 @@ import { PACKAGE_FOLDER } from '../../src/evidence-package/index.ts';
 import { HOUR_MS } from '../../src/shared/clock.ts';
 import type { FileStore } from '../../src/storage/index.ts';
 import { type ApiFixture, startApiFixture } from '../helpers/api.ts';
-import { testDialect } from '../helpers/database.ts';
+import { createTestDatabase, testDialect } from '../helpers/database.ts';
 import { checkedManifest, readZip } from './read-zip.ts';
 
 async function start(
@@ -21,7 +21,11 @@ async function start(
 ): Promise<ApiFixture> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'svc-package-build-'));
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  // A database the build's worker can open too, as the service's is.
+  const database = await createTestDatabase({ migrate: false, shared: true });
+  t.after(() => database.close());
   return startApiFixture(t, {
+    database,
     env: { DATA_DIR: dataDir, ...options.env },
     auditDocuments: options.documents ?? (async () => []),
     wrapEvidenceStore: options.wrapEvidenceStore,
@@ -107,6 +111,42 @@ describe(`building evidence packages on ${testDialect}`, () => {
     await api.runtime.jobs.drain();
     const status = await api.call('GET', `/evidence-packages/${requested.body.id}`);
     assert.equal(status.body.status, 'ready', 'the retry builds it');
+  });
+
+  it('fails the build in its worker, leaving no file, when a stored evidence file cannot be read', async (t) => {
+    const api = await start(t);
+    await uploadPolicy(api);
+    const evidence = await api.runtime.database.db
+      .selectFrom('evidence')
+      .select(['workspace_id', 'storage_key'])
+      .executeTakeFirstOrThrow();
+    const stored = path.join(
+      api.runtime.config.dataDir,
+      'evidence',
+      evidence.workspace_id,
+      evidence.storage_key ?? '',
+    );
+    // A directory where the file was: it opens, and its first read fails (EISDIR).
+    rmSync(stored);
+    mkdirSync(stored);
+    const requested = await api.call('POST', '/evidence-packages', { json: {} });
+    await api.runtime.jobs.drain();
+    const job = await api.runtime.database.db
+      .selectFrom('jobs')
+      .select(['status', 'last_error'])
+      .where('kind', '=', 'evidence-package.build')
+      .executeTakeFirstOrThrow();
+    assert.equal(job.status, 'queued', 'to be tried again');
+    assert.match(job.last_error ?? '', /EISDIR/);
+    assert.deepEqual(await packageFiles(api), []);
+
+    rmSync(stored, { recursive: true });
+    writeFileSync(stored, '# Policy\n');
+    api.runtime.clock.advance(HOUR_MS);
+    await api.runtime.jobs.drain();
+    const status = await api.call('GET', `/evidence-packages/${requested.body.id}`);
+    assert.equal(status.body.status, 'ready', 'the retry builds it');
+    assert.equal((await packageFiles(api)).length, 1);
   });
 
   it('removes the file a crashed build left before building again', async (t) => {

@@ -1,16 +1,16 @@
 /**
- * `setup`: a workspace with 64 files of 32 MiB and 600 small ones recorded as evidence, and a
- * package requested. `build`, in a fresh process: builds that package and reports its peak RSS.
- * The evidence files are generated as streams (a deterministic test store: nothing of them is
- * held in memory or written to disk); the package goes to a local store in `PACKAGE_DIR`. The
+ * `setup`: a workspace with 64 files of 32 MiB and 600 small ones stored as evidence in a local
+ * store in `PACKAGE_DIR`, and a package requested. `build`, in a fresh process with default flags:
+ * runs that package's build job as the runtime wires it (streaming in a worker that opens the
+ * database and the store itself) and reports the process's peak RSS, the worker's included. The
  * database is the parent's (`DATABASE`: `{ url, searchPath? }` as JSON).
  */
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { openDatabase } from '../../src/db/database.ts';
-import { buildPackage, isPackageFile, requestPackage } from '../../src/evidence-package/index.ts';
+import { buildPackageJob, requestPackage } from '../../src/evidence-package/index.ts';
 import { ManualClock } from '../../src/shared/clock.ts';
-import { createLocalStore, type FileStore } from '../../src/storage/index.ts';
+import { createLocalStore } from '../../src/storage/index.ts';
 
 const MIB = 1024 * 1024;
 const CHUNK = 64 * 1024;
@@ -55,6 +55,8 @@ const database = connection.url.startsWith('sqlite:')
   ? openDatabase({ kind: 'sqlite', file: connection.url.slice('sqlite:'.length) })
   : openDatabase({ kind: 'postgres', url: connection.url }, { searchPath: connection.searchPath });
 const db = database.db;
+const root = process.env.PACKAGE_DIR ?? '';
+const store = createLocalStore(root);
 const clock = new ManualClock('2026-03-01T12:00:00.000Z');
 
 async function setup(): Promise<void> {
@@ -100,6 +102,9 @@ async function setup(): Promise<void> {
     })),
   ];
   for (const [index, file] of files.entries()) {
+    const storedName = `${workspace.id}/${file.key}`;
+    await store.writePending(storedName, generated(storedName, file.size));
+    await store.finalize(storedName);
     const id = newId('evd', new Date(clock.now().getTime() + index));
     const at = clock.now().getTime() + index;
     await db
@@ -112,7 +117,7 @@ async function setup(): Promise<void> {
         url: null,
         file_name: file.name,
         file_size: file.size,
-        file_sha256: await hashOf(generated(`${workspace.id}/${file.key}`, file.size)),
+        file_sha256: await hashOf((await store.open(storedName)) ?? Readable.from([])),
         content_type: 'application/x-tar',
         storage_key: file.key,
         retired_at: null,
@@ -125,44 +130,13 @@ async function setup(): Promise<void> {
       .values({ evidence_id: id, control_id: control.id, workspace_id: workspace.id, created_at: at })
       .execute();
   }
-  const requested = await requestPackage(
-    { db, clock, store: packageStore() },
-    workspace.id,
-    {},
-    { actor: SYSTEM_ACTOR },
-  );
+  const requested = await requestPackage({ db, clock, store }, workspace.id, {}, { actor: SYSTEM_ACTOR });
   if (!requested.ok) throw new Error(requested.error.code);
   process.stdout.write(`${JSON.stringify({ packageId: requested.value.row.id })}\n`);
 }
 
-/** The package store in PACKAGE_DIR, with the evidence files generated from what their records say. */
-function packageStore(sizes = new Map<string, number>()): FileStore {
-  const packages = createLocalStore(process.env.PACKAGE_DIR ?? '');
-  const store: FileStore = {
-    kind: 'local',
-    writePending: (name, source) => packages.writePending(name, source),
-    finalize: (name) => packages.finalize(name),
-    async open(name) {
-      if (isPackageFile(name)) return packages.open(name);
-      const size = sizes.get(name);
-      return size === undefined ? undefined : generated(name, size);
-    },
-    finalSize: (name) => packages.finalSize(name),
-    remove: (name) => packages.remove(name),
-    list: () => packages.list(),
-    close() {},
-  };
-  return store;
-}
-
 async function build(packageId: string): Promise<void> {
-  const recorded = await db
-    .selectFrom('evidence')
-    .select(['workspace_id', 'storage_key', 'file_size'])
-    .execute();
-  const store = packageStore(
-    new Map(recorded.map((row) => [`${row.workspace_id}/${row.storage_key}`, Number(row.file_size)])),
-  );
+  if (!database.source) throw new Error('the build needs a database another thread can open');
   const logger = { info() {}, warn() {}, error() {} };
   const before = process.memoryUsage.rss();
   let peak = before;
@@ -172,7 +146,11 @@ async function build(packageId: string): Promise<void> {
   const documents = async () => [
     { path: 'statement-of-applicability/current.csv', content: Buffer.from('reference,applicable\n') },
   ];
-  await buildPackage({ db, clock, store, documents, log: logger }, packageId);
+  const job = buildPackageJob(
+    { db, clock, store, documents, log: logger },
+    { database: database.source, storage: { kind: 'local', root } },
+  );
+  await job.run({ packageId }, { jobId: 'job_large_package', attempt: 1 });
   clearInterval(sampler);
   peak = Math.max(peak, process.memoryUsage.rss());
   const row = await db
