@@ -314,6 +314,14 @@ try {
   await page.getByRole('button', { name: 'Accept and open the workspace' }).click();
   await page.waitForURL(/\/controls$/);
   await shoot(page, 'auditor-controls');
+  await page.goto(page.url().replace(/\/controls$/, '/soa'));
+  await page.screenshot({ path: path.join(OUT, 'auditor-soa.png') });
+  await page.goto(page.url().replace(/\/soa$/, '/evidence-packages'));
+  await page.getByRole('button', { name: 'Build the package' }).click();
+  await page.waitForURL(/\/evidence-packages\/epk_\w+$/);
+  await runtime.jobs.drain();
+  await page.reload();
+  await shoot(page, 'evidence-package');
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.goto(`${baseUrl}/sign-in`);
   await page.getByLabel('Email address').fill('ada@acme.example');
