@@ -10,6 +10,7 @@ import {
   deleteMember,
   invitationLabel,
   type MemberRow,
+  peopleHeld,
   recordMemberEvent,
   withActor,
   withdrawInvitations,
@@ -97,7 +98,7 @@ export function inviteAuditor(
       )
       .executeTakeFirst();
     if (holder && holder.role !== 'auditor') return err({ code: 'already_member' as const });
-    if (!holder && (await auditorsHeld(trx, input.workspaceId, email, now)) >= AUDITORS_MAX) {
+    if (!holder && (await peopleHeld(trx, 'auditors', input.workspaceId, email, now)) >= AUDITORS_MAX) {
       return err({ code: 'too_many_auditors' as const });
     }
     const workspace = await getWorkspace(trx, input.workspaceId);
@@ -121,28 +122,6 @@ export function inviteAuditor(
     );
     return ok({ email, accessUntil });
   });
-}
-
-/** Auditors, and pending auditor invitations except one to `email` (a new one replaces it). */
-async function auditorsHeld(trx: Tx, workspaceId: string, email: string, now: number): Promise<number> {
-  const members = await trx
-    .selectFrom('workspace_members')
-    .select((eb) => eb.fn.countAll().as('count'))
-    .where('workspace_id', '=', workspaceId)
-    .where('role', '=', 'auditor')
-    .executeTakeFirstOrThrow();
-  const invitations = await trx
-    .selectFrom('workspace_invitations')
-    .select((eb) => eb.fn.countAll().as('count'))
-    .where('workspace_id', '=', workspaceId)
-    .where('role', '=', 'auditor')
-    .where('accepted_at', 'is', null)
-    .where('revoked_at', 'is', null)
-    .where('withdrawn_at', 'is', null)
-    .where('expires_at', '>', now)
-    .where((eb) => eb(eb.fn('lower', [eb.ref('email')]), '!=', email.toLowerCase()))
-    .executeTakeFirstOrThrow();
-  return Number(members.count) + Number(invitations.count);
 }
 
 const auditorLabel = (email: string, accessUntil: Date) =>

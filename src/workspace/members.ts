@@ -272,22 +272,30 @@ export async function withdrawInvitations(
 }
 
 /**
- * What counts against the plan's members: members, and invitations still pending (neither
- * accepted, replaced, withdrawn nor expired) except one to `email`, which a new invitation replaces.
- * External auditors take no seat.
+ * The people a workspace holds of one kind (its team, or its external auditors): memberships, and
+ * invitations still pending (neither accepted, replaced, withdrawn nor expired) except one to
+ * `email`, which a new invitation replaces. The team counts against the plan's members; auditors
+ * take no seat and have a cap of their own.
  */
-async function seatsTaken(trx: Tx, workspaceId: string, email: string, now: number): Promise<number> {
+export async function peopleHeld(
+  trx: Tx,
+  kind: 'team' | 'auditors',
+  workspaceId: string,
+  email: string,
+  now: number,
+): Promise<number> {
+  const roleIs = kind === 'auditors' ? '=' : '!=';
   const members = await trx
     .selectFrom('workspace_members')
     .select((eb) => eb.fn.countAll().as('count'))
     .where('workspace_id', '=', workspaceId)
-    .where('role', '!=', 'auditor')
+    .where('role', roleIs, 'auditor')
     .executeTakeFirstOrThrow();
   const invitations = await trx
     .selectFrom('workspace_invitations')
     .select((eb) => eb.fn.countAll().as('count'))
     .where('workspace_id', '=', workspaceId)
-    .where('role', '!=', 'auditor')
+    .where('role', roleIs, 'auditor')
     .where('accepted_at', 'is', null)
     .where('revoked_at', 'is', null)
     .where('withdrawn_at', 'is', null)
@@ -322,7 +330,7 @@ export function inviteMember(
     if (await isMemberAddress(trx, input.workspaceId, email)) return err({ code: 'already_member' as const });
     const workspace = await getWorkspace(trx, input.workspaceId);
     if (!workspace) return err({ code: 'not_member' as const });
-    const seats = await seatsTaken(trx, input.workspaceId, email, ctx.clock.now().getTime());
+    const seats = await peopleHeld(trx, 'team', input.workspaceId, email, ctx.clock.now().getTime());
     const refusal = checkEntitlement(workspace.plan, 'members', seats);
     if (refusal) return err(refusal);
     const sent = await reissueInvitation(trx, ctx, workspace, {
