@@ -67,7 +67,12 @@ export async function acceptInvitationAs(
       password: proof.password,
       ip: proof.ip,
     });
-    if (!checked.ok) return err(checked.error);
+    if (!checked.ok) {
+      // A concurrent accept may have created this account and used the link since it was read.
+      const now = await findInvitation(deps.db, deps, token);
+      if (now && now.status !== 'pending') return err({ code: now.status });
+      return err(checked.error);
+    }
     user = checked.value;
   }
 
