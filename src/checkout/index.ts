@@ -1,17 +1,18 @@
 export type { SessionStatus } from './checkout.table.ts';
+export { completeSession } from './completing.ts';
+export type {
+  Channel,
+  CheckoutDeps,
+  CheckoutError,
+  CheckoutSession,
+  SessionBuyer,
+} from './rows.ts';
 export {
-  type Channel,
-  type CheckoutDeps,
-  type CheckoutError,
-  type CheckoutSession,
   cancelSession,
-  completeSession,
   createSession,
-  expireSessions,
   getSession,
   SESSION_LIFETIME_MS,
-  type SessionBuyer,
   type SessionChanges,
-  settleSessions,
   updateSession,
-} from './service.ts';
+} from './sessions.ts';
+export { expireSessions, settleSessions } from './sweeps.ts';

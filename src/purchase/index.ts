@@ -1,32 +1,21 @@
 export { type PaidAppOrder, recordPaidAppOrder } from './app-orders.ts';
-export {
-  crashOnceAt,
-  type FailpointName,
-  type Failpoints,
-  noFailpoints,
-  SimulatedCrash,
-} from './failpoints.ts';
+export { crashOnceAt, type FailpointName, type Failpoints, SimulatedCrash } from './failpoints.ts';
 export { createOrderLinks, type OrderLinks } from './order-links.ts';
 export { findOrderByPageLink, loadOrderLinkSecret } from './order-page.ts';
 export { listOrders } from './orders.ts';
 export {
-  type AttemptState,
   attemptState,
   attemptStatus,
   type Buyer,
-  continuePurchase,
   getOrder,
-  IDEMPOTENCY_WINDOW_MS,
   type Order,
   type PurchaseDeps,
   type PurchaseLogger,
   type PurchaseOutcome,
   type PurchaseRequest,
   purchase,
-  type RecordedAttempt,
   recordPurchase,
   resumePurchase,
-  type SettledOutcome,
 } from './pipeline.ts';
 export {
   advanceFollowedOrders,

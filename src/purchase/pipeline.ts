@@ -120,7 +120,7 @@ export async function purchase(deps: PurchaseDeps, request: PurchaseRequest): Pr
 
 type Rejected = Extract<PurchaseOutcome, { kind: 'rejected' }>;
 
-/** An attempt as `recordPurchase` recorded it, to be charged with `continuePurchase`. */
+/** An attempt as `recordPurchase` recorded it, to be charged with `resumePurchase`. */
 export type RecordedAttempt = Attempt;
 
 /**
@@ -162,8 +162,12 @@ export type SettledOutcome = Extract<PurchaseOutcome, { kind: 'completed' | 'dec
 /** What is known of an attempt, read without acting on it. */
 export interface AttemptState {
   status: AttemptStatus;
-  /** When the attempt was recorded; the provider's idempotency window runs from here. */
-  recordedAt: Date;
+  /**
+   * The end of the provider's idempotency window, counted from when the attempt was recorded:
+   * until then the attempt may be charged (again) under its key; past it, one still pending is
+   * never sent again and a person settles it.
+   */
+  windowEndsAt: Date;
   /** SHA-256 of the token the attempt pays with. */
   tokenHash: string;
   /** The final outcome; undefined while pending, charged or set aside for review. */
@@ -184,7 +188,7 @@ export async function attemptState(db: Db, attemptKey: string): Promise<AttemptS
     status === 'completed' || status === 'declined' || status === 'failed'
       ? await finalOutcome(db, attempt, status)
       : undefined;
-  return { status, recordedAt: new Date(attempt.created_at), tokenHash: attempt.token_hash, settled };
+  return { status, windowEndsAt: new Date(windowEnd(attempt)), tokenHash: attempt.token_hash, settled };
 }
 
 export async function getOrder(db: Db, orderId: string): Promise<Order | undefined> {
@@ -193,20 +197,21 @@ export async function getOrder(db: Db, orderId: string): Promise<Order | undefin
 }
 
 /**
- * Charges (or finishes) an attempt the caller has just recorded with `recordPurchase`, without
- * reading it again.
+ * Charges (or finishes) a recorded attempt from what was recorded: the one recorded under
+ * `attemptKey` (an interrupted purchase), or the one the caller has just recorded with
+ * `recordPurchase`, which is not read again. Undefined if no attempt is recorded under the key.
  */
-export function continuePurchase(deps: PurchaseDeps, attempt: Attempt): Promise<PurchaseOutcome> {
-  return advance(deps, attempt, attempt.token);
-}
-
-/** Finishes an interrupted purchase from what was recorded; undefined if no such attempt exists. */
 export async function resumePurchase(
   deps: PurchaseDeps,
-  attemptKey: string,
+  attempt: string | RecordedAttempt,
 ): Promise<PurchaseOutcome | undefined> {
-  const attempt = await findAttemptByKey(deps.db, attemptKey);
-  return attempt ? advance(deps, attempt, attempt.token) : undefined;
+  const recorded = typeof attempt === 'string' ? await findAttemptByKey(deps.db, attempt) : attempt;
+  return recorded ? advance(deps, recorded, recorded.token) : undefined;
+}
+
+/** The end of the provider's idempotency window for `attempt` (epoch ms). */
+function windowEnd(attempt: Attempt): number {
+  return attempt.created_at + IDEMPOTENCY_WINDOW_MS;
 }
 
 async function advance(deps: PurchaseDeps, attempt: Attempt, token: string | null): Promise<PurchaseOutcome> {
@@ -220,7 +225,7 @@ async function advance(deps: PurchaseDeps, attempt: Attempt, token: string | nul
     case 'needs_review':
       return { kind: 'needs_review' };
     case 'pending':
-      if (attempt.created_at <= deps.clock.now().getTime() - IDEMPOTENCY_WINDOW_MS) {
+      if (windowEnd(attempt) <= deps.clock.now().getTime()) {
         return setAside(deps, attempt);
       }
       if (token === null) throw new Error(`pending attempt ${attempt.id} has no token to charge`);
