@@ -68,7 +68,8 @@ export async function completeSession(
   return err(CHANGED_MEANWHILE);
 }
 
-type Recorded = Extract<Awaited<ReturnType<typeof recordPurchase>>, { kind: 'recorded' }>;
+/** An attempt as purchase recorded it in the claim, passed on to be charged without reading it again. */
+type RecordedAttempt = Extract<Awaited<ReturnType<typeof recordPurchase>>, { kind: 'recorded' }>['attempt'];
 
 /**
  * The claim: one guarded write moves the session read as `row` to `paying` under the next attempt
@@ -81,7 +82,7 @@ async function claimPayment(
   row: Row,
   buyer: SessionBuyer,
   token: string,
-): Promise<Result<{ row: Row; attempt: Recorded['attempt'] } | undefined, CheckoutError>> {
+): Promise<Result<{ row: Row; attempt: RecordedAttempt } | undefined, CheckoutError>> {
   const item = itemFor(row.item_id);
   if (!item.ok) return item;
   const attemptNumber = row.attempt_count + 1;
@@ -130,7 +131,7 @@ async function finishPayment(
   publicId: string,
   row: Row,
   token: string,
-  recorded?: Recorded['attempt'],
+  recorded?: RecordedAttempt,
 ): Promise<Result<CheckoutSession, CheckoutError> | typeof PAY_AGAIN> {
   const ownAttempt = recorded ? true : (await claimedAttempt(deps, row)).tokenHash === sha256Hex(token);
   const outcome = await resumePurchase(deps.purchases, recorded ?? attemptKey(row, row.attempt_count));
