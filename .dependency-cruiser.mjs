@@ -26,22 +26,14 @@ export default {
       name: 'module-entered-through-index',
       comment: 'Import another module only through its index.ts (export what you need from there).',
       severity: 'error',
-      from: { path: OWN_MODULE, pathNot: '^src/db/schema\\.ts$' },
+      from: { path: OWN_MODULE },
       to: { path: '^src/(?:channels/)?[^/]+/', pathNot: ['^src/$1/', ANY_INDEX, ...KERNEL] },
     },
     {
-      name: 'schema-reads-only-table-types',
-      comment: "db/schema.ts combines the modules' *.table.ts types; nothing else of a module.",
-      severity: 'error',
-      from: { path: '^src/db/schema\\.ts$' },
-      to: { path: '^src/(?:channels/)?[^/]+/', pathNot: [ANY_INDEX, ...KERNEL, '\\.table\\.ts$'] },
-    },
-    {
       name: 'kernel-imports-no-module',
-      comment:
-        'db/ and http/ import only the kernels and config.ts (migrations and schema.ts: see their rules).',
+      comment: 'db/ and http/ import only the kernels and config.ts (migrations: see their rule).',
       severity: 'error',
-      from: { path: '^src/(?:db|http)/', pathNot: ['^src/db/schema\\.ts$', '^src/db/migrations/'] },
+      from: { path: '^src/(?:db|http)/', pathNot: '^src/db/migrations/' },
       to: { path: '^src/', pathNot: ['^src/(?:shared|db|http)/', '^src/config\\.ts$'] },
     },
     {
