@@ -15,3 +15,4 @@ export {
   settleSessions,
   updateSession,
 } from './service.ts';
+export { checkoutWiring } from './wiring.ts';

@@ -25,6 +25,7 @@ export { MPP_OPERATIONS, MPP_PREFIX, type MppOperation } from './operations.ts';
 export { MPP_ERRORS } from './problems.ts';
 export { PaymentProblem, PurchaseRequestBody, PurchaseResult, ServiceProblem } from './schemas.ts';
 export { deleteOldClaims } from './store.ts';
+export { mppWiring } from './wiring.ts';
 
 export interface MppOptions {
   /** The challenge-id HMAC key (at least 32 bytes); without one, a generated key kept in the database. */
