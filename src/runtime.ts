@@ -175,6 +175,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     evidence: { store: evidenceStore, failpoints: options.evidenceFailpoints },
   });
   const log = app.log as JobLogger;
+  const base = { db: database.db, clock };
   const orderWebhooks = {
     db: database.db,
     config,
@@ -185,34 +186,31 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   // In the order `runSweeps` runs them: the recovery before the sessions it settles, the term-end
   // sweep before the followed orders it moves.
   const wirings: ModuleWiring[] = [
-    mailWiring({ db: database.db, clock, transport: mailTransport, from: config.mailFrom, logger: app.log }),
+    mailWiring({ ...base, transport: mailTransport, from: config.mailFrom, logger: app.log }),
     purchaseWiring(purchases, log),
     checkoutWiring(checkout),
-    workspaceWiring({ db: database.db, clock, baseUrl: config.baseUrl, log }),
-    idempotencyWiring({ db: database.db, clock }),
-    mppWiring({ db: database.db, clock }),
-    oauthWiring({ db: database.db, clock }),
+    workspaceWiring({ ...base, baseUrl: config.baseUrl, log }),
+    idempotencyWiring(base),
+    mppWiring(base),
+    oauthWiring(base),
     webhooksWiring({
-      db: database.db,
-      clock,
+      ...base,
       targets: webhookTargets,
       timeoutMs: orderWebhooks.timeoutMs,
       baseUrl: config.baseUrl,
       findOwner: findWorkspaceOwner,
       logger: app.log,
     }),
-    accountsWiring({ db: database.db, clock, baseUrl: config.baseUrl }),
+    accountsWiring({ ...base, baseUrl: config.baseUrl }),
     complianceWiring({
-      db: database.db,
-      clock,
+      ...base,
       log,
       store: evidenceStore,
       knownWorkspaces: (ids) => knownWorkspaceIds(database.db, ids),
       othersFile: isPackageFile,
     }),
     orderFollowingWiring({
-      db: database.db,
-      clock,
+      ...base,
       notifiers: {
         ucp: ucpOrderNotifier({ ...orderWebhooks, signingKeys }),
         acp: acpOrderNotifier(orderWebhooks),
@@ -223,8 +221,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     // between the service and its store) or in-memory database exists in this thread only.
     evidencePackageWiring(
       {
-        db: database.db,
-        clock,
+        ...base,
         store: evidenceStore,
         documents:
           options.auditDocuments ?? ((workspaceId) => auditDocuments(database.db, workspaceId, clock)),
@@ -234,7 +231,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         ? { database: database.source, storage: config.evidenceStorage }
         : undefined,
     ),
-    jobsWiring({ db: database.db, clock }),
+    jobsWiring(base),
   ];
   const jobs = new JobRunner({
     db: database.db,
