@@ -83,7 +83,7 @@ type UcpScope = FastifyInstance<
   TypeBoxTypeProvider
 >;
 
-/** UCP 2026-08-25 checkout sessions under /api/ucp/v1/checkout-sessions (REST binding); null is refused. */
+/** UCP 2026-08-25 checkout sessions under /api/ucp/v1/checkout-sessions (REST binding). */
 export const UCP_CHANNEL: ProtocolChannel = {
   prefix: UCP_PATH_PREFIX,
   routes: ucpRoutes,
