@@ -8,14 +8,14 @@ import {
   registerApiDocsPage,
 } from './api/index.ts';
 import { type BillingDeps, providerEventRoutes } from './billing/index.ts';
-import { ACP_ERRORS, acpChannel } from './channels/acp/index.ts';
+import { ACP_CHANNEL } from './channels/acp/index.ts';
+import type { ProtocolChannel } from './channels/channel.ts';
 import type { ChannelContext } from './channels/context.ts';
-import { MPP_ERRORS, MPP_PREFIX, mppChannel } from './channels/mpp/index.ts';
-import { UCP_ERRORS, ucpChannel } from './channels/ucp/index.ts';
+import { MPP_CHANNEL } from './channels/mpp/index.ts';
+import { UCP_CHANNEL } from './channels/ucp/index.ts';
 import type { CheckoutDeps } from './checkout/index.ts';
 import type { Config } from './config.ts';
 import type { DatabaseHandle } from './db/database.ts';
-import { registerDiscoveryRoutes } from './discovery/index.ts';
 import { answerUnroutableUrl, clientErrorAnswer, registerHttpBasics, requestIdFrom } from './http/basics.ts';
 import { DeferredCompilation } from './http/deferred-compilation.ts';
 import type { ErrorSurface } from './http/errors.ts';
@@ -48,15 +48,14 @@ export interface AppDeps {
   signingKeys: KeyStore;
 }
 
-const ACP_PREFIX = '/api/acp';
-const UCP_PREFIX = '/api/ucp/v1';
+/** The checkout protocols agents buy through; a new protocol is one more entry. */
+const CHANNELS: readonly ProtocolChannel[] = [ACP_CHANNEL, UCP_CHANNEL, MPP_CHANNEL];
+
+const channelOf = (url: string) => CHANNELS.find((channel) => url.startsWith(`${channel.prefix}/`));
 
 /** The error format of the surface a URL belongs to: a protocol's own, else REST problems. */
 function errorSurfaceFor(url: string): ErrorSurface {
-  if (url.startsWith(`${ACP_PREFIX}/`)) return ACP_ERRORS;
-  if (url.startsWith(`${UCP_PREFIX}/`)) return UCP_ERRORS;
-  if (url.startsWith(`${MPP_PREFIX}/`)) return MPP_ERRORS;
-  return PROBLEM_ERRORS;
+  return channelOf(url)?.errors ?? PROBLEM_ERRORS;
 }
 
 declare module 'fastify' {
@@ -98,9 +97,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(
     requestValidator({
-      // ACP and MPP clients sent unset fields as null while Fastify's Ajv read them so; REST keeps
-      // null for "clear this field" (refused where a field cannot be cleared), UCP always refused it.
-      nullAsAbsent: (url) => url.startsWith(`${ACP_PREFIX}/`) || url.startsWith(`${MPP_PREFIX}/`),
+      // REST keeps null for "clear this field" (refused where a field cannot be cleared).
+      nullAsAbsent: (url) => channelOf(url)?.nullAsAbsent ?? false,
       deferred,
     }),
   );
@@ -114,16 +112,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     methodNotAllowedPage: pages.methodNotAllowed,
   });
   registerHealthRoutes(app, deps.database);
-  registerDiscoveryRoutes(app, deps.config, deps.signingKeys);
-  const channel: ChannelContext = {
+  for (const channel of CHANNELS) channel.discovery(app, deps);
+  const context: ChannelContext = {
     checkout: deps.checkout,
     config: deps.config,
     limiter: deps.rateLimiters.create('channels', deps.config.rateLimit),
     signingKeys: deps.signingKeys,
   };
-  app.register(acpChannel, { prefix: ACP_PREFIX, ...channel });
-  app.register(ucpChannel, { prefix: UCP_PREFIX, ...channel });
-  app.register(mppChannel, { prefix: MPP_PREFIX, ...channel, mpp: deps.config.mpp });
+  for (const channel of CHANNELS) app.register(channel.routes, { prefix: channel.prefix, ...context });
   const apiRoutes: DocumentedRoute[] = [];
   app.register(apiV1, {
     prefix: API_PREFIX,

@@ -1,72 +1,49 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import pino, { type LoggerOptions } from 'pino';
-import {
-  deleteEndedLinks,
-  deleteExpiredPasskeyChallenges,
-  deleteExpiredSessions,
-  deleteStaleThrottles,
-  SEND_ACCOUNT_LINK_JOB,
-  sendAccountLinkJob,
-} from './accounts/index.ts';
+import { accountsWiring } from './accounts/index.ts';
 import { buildApp } from './app.ts';
 import type { BillingDeps } from './billing/index.ts';
 import { acpOrderNotifier } from './channels/acp/index.ts';
-import { deleteOldClaims } from './channels/mpp/index.ts';
+import { mppWiring } from './channels/mpp/index.ts';
 import { ucpOrderNotifier } from './channels/ucp/index.ts';
-import { type CheckoutDeps, expireSessions, settleSessions } from './checkout/index.ts';
-import { type EvidenceFailpoints, PENDING_FILE_GRACE_MS, sweepEvidenceFiles } from './compliance/index.ts';
+import { type CheckoutDeps, checkoutWiring } from './checkout/index.ts';
+import { complianceWiring, type EvidenceFailpoints } from './compliance/index.ts';
 import type { Config } from './config.ts';
 import { type DatabaseHandle, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
-import {
-  BUILD_PACKAGE_JOB,
-  buildPackageJob,
-  type DocumentsProvider,
-  isPackageFile,
-  sweepPackages,
-} from './evidence-package/index.ts';
+import { type DocumentsProvider, evidencePackageWiring, isPackageFile } from './evidence-package/index.ts';
 import { createMemoryRateLimiters, type RateLimiters } from './http/rate-limit.ts';
-import { deleteExpiredKeys } from './idempotency/index.ts';
-import { deleteSilentInstances, startInstance } from './instances/index.ts';
-import { deleteFinishedJobs, type JobLogger, JobRunner } from './jobs/index.ts';
+import { idempotencyWiring } from './idempotency/index.ts';
+import { instancesWiring, startInstance } from './instances/index.ts';
+import { combineWiring, type JobLogger, JobRunner, jobsWiring, type ModuleWiring } from './jobs/index.ts';
 import {
   createDevMailboxTransport,
   createSmtpTransport,
   type MailTransport,
-  SEND_MAIL_JOB,
-  sendMailJob,
+  mailWiring,
 } from './mail/index.ts';
-import { sweepOAuthData } from './oauth/index.ts';
+import { oauthWiring } from './oauth/index.ts';
 import { createStripeAdapter, type PaymentProvider } from './psp/index.ts';
 import {
-  advanceFollowedOrders,
   createOrderLinks,
   type Failpoints,
   loadOrderLinkSecret,
-  NOTIFY_ORDER_JOB,
-  type NotifyOrderPayload,
+  orderFollowingWiring,
   type PurchaseDeps,
-  recoverUnfinishedPurchases,
+  purchaseWiring,
 } from './purchase/index.ts';
 import { auditDocuments } from './reports/index.ts';
-import { type Clock, DAY_MS, MINUTE_MS, systemClock } from './shared/clock.ts';
+import { type Clock, systemClock } from './shared/clock.ts';
 import { createKeyStore, type KeyStore } from './signing/index.ts';
 import { createFileStore, type FileStore } from './storage/index.ts';
 import {
-  DELIVER_WEBHOOK_JOB,
   DELIVERY_TIMEOUT_MS,
-  deliverWebhookJob,
   type ResolveHost,
-  sweepWebhookData,
   systemResolver,
   type TargetPolicy,
+  webhooksWiring,
 } from './webhooks/index.ts';
-import {
-  endElapsedTerms,
-  findWorkspaceOwner,
-  knownWorkspaceIds,
-  sendDueTermReminders,
-} from './workspace/index.ts';
+import { findWorkspaceOwner, knownWorkspaceIds, workspaceWiring } from './workspace/index.ts';
 
 /**
  * Jobs running at once per instance, and of one concurrency key (one webhook receiver). Most jobs
@@ -197,6 +174,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     rateLimiters,
     evidence: { store: evidenceStore, failpoints: options.evidenceFailpoints },
   });
+  const log = app.log as JobLogger;
+  const base = { db: database.db, clock };
   const orderWebhooks = {
     db: database.db,
     config,
@@ -204,187 +183,66 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     targets: webhookTargets,
     timeoutMs: options.webhooks?.timeoutMs ?? DELIVERY_TIMEOUT_MS,
   };
-  const notifyUcpOrder = ucpOrderNotifier({ ...orderWebhooks, signingKeys });
-  const notifyAcpOrder = acpOrderNotifier(orderWebhooks);
-  // Builds stream in a worker opening the same database and store; a test's wrapped store (faults
-  // between the service and its store) or in-memory database exists in this thread only.
-  const packageBuilds = buildPackageJob(
-    {
-      db: database.db,
-      clock,
+  // In the order `runSweeps` runs them: the recovery before the sessions it settles, the term-end
+  // sweep before the followed orders it moves.
+  const wirings: ModuleWiring[] = [
+    mailWiring({ ...base, transport: mailTransport, from: config.mailFrom, logger: app.log }),
+    purchaseWiring(purchases, log),
+    checkoutWiring(checkout),
+    workspaceWiring({ ...base, baseUrl: config.baseUrl, log }),
+    idempotencyWiring(base),
+    mppWiring(base),
+    oauthWiring(base),
+    webhooksWiring({
+      ...base,
+      targets: webhookTargets,
+      timeoutMs: orderWebhooks.timeoutMs,
+      baseUrl: config.baseUrl,
+      findOwner: findWorkspaceOwner,
+      logger: app.log,
+    }),
+    accountsWiring({ ...base, baseUrl: config.baseUrl }),
+    complianceWiring({
+      ...base,
+      log,
       store: evidenceStore,
-      documents: options.auditDocuments ?? ((workspaceId) => auditDocuments(database.db, workspaceId, clock)),
-      log: app.log as JobLogger,
-    },
-    database.source && !options.wrapEvidenceStore
-      ? { database: database.source, storage: config.evidenceStorage }
-      : undefined,
-  );
+      knownWorkspaces: (ids) => knownWorkspaceIds(database.db, ids),
+      othersFile: isPackageFile,
+    }),
+    orderFollowingWiring({
+      ...base,
+      notifiers: {
+        ucp: ucpOrderNotifier({ ...orderWebhooks, signingKeys }),
+        acp: acpOrderNotifier(orderWebhooks),
+      },
+    }),
+    instancesWiring(database.db),
+    // Builds stream in a worker opening the same database and store; a test's wrapped store (faults
+    // between the service and its store) or in-memory database exists in this thread only.
+    evidencePackageWiring(
+      {
+        ...base,
+        store: evidenceStore,
+        documents:
+          options.auditDocuments ?? ((workspaceId) => auditDocuments(database.db, workspaceId, clock)),
+        log,
+      },
+      database.source && !options.wrapEvidenceStore
+        ? { database: database.source, storage: config.evidenceStorage }
+        : undefined,
+    ),
+    jobsWiring(base),
+  ];
   const jobs = new JobRunner({
     db: database.db,
     dialect: database.dialect,
     clock,
-    logger: app.log as JobLogger,
+    logger: log,
     pollIntervalMs: config.jobPollIntervalMs,
     concurrency: JOB_CONCURRENCY,
     perKeyConcurrency: JOBS_PER_KEY,
     leaseMs: config.jobLeaseMs,
-    definitions: {
-      [SEND_MAIL_JOB]: sendMailJob({
-        db: database.db,
-        clock,
-        transport: mailTransport,
-        from: config.mailFrom,
-        logger: app.log,
-      }),
-      [SEND_ACCOUNT_LINK_JOB]: sendAccountLinkJob({ db: database.db, clock, baseUrl: config.baseUrl }),
-      [NOTIFY_ORDER_JOB]: {
-        async run(payload, context) {
-          const { orderId, follower } = payload as NotifyOrderPayload;
-          const eventId = `evt_${context.jobId}`;
-          if (follower === 'ucp') await notifyUcpOrder(orderId, eventId);
-          else await notifyAcpOrder(orderId, eventId);
-        },
-      },
-      [DELIVER_WEBHOOK_JOB]: deliverWebhookJob({
-        db: database.db,
-        clock,
-        targets: webhookTargets,
-        timeoutMs: options.webhooks?.timeoutMs ?? DELIVERY_TIMEOUT_MS,
-        baseUrl: config.baseUrl,
-        findOwner: findWorkspaceOwner,
-        logger: app.log,
-      }),
-      [BUILD_PACKAGE_JOB]: packageBuilds,
-    },
-    sweeps: [
-      {
-        name: 'purchase.recover-unfinished',
-        intervalMs: 30_000,
-        run: async () => {
-          const finished = await recoverUnfinishedPurchases(purchases);
-          if (finished > 0) app.log.warn({ count: finished }, 'recovered unfinished purchases');
-        },
-      },
-      {
-        // After the recovery: the sessions whose payments it finished take their outcome.
-        name: 'checkout.settle-sessions',
-        intervalMs: 30_000,
-        run: async () => void (await settleSessions(checkout)),
-      },
-      {
-        name: 'workspace.end-elapsed-terms',
-        intervalMs: MINUTE_MS,
-        run: async () => {
-          for (const term of await endElapsedTerms(database.db, { clock, baseUrl: config.baseUrl })) {
-            app.log.info(
-              {
-                event: 'term.ended',
-                workspaceId: term.workspaceId,
-                orderId: term.orderId,
-                plan: term.plan,
-                planNow: term.planNow,
-                ownersNotified: term.ownersNotified,
-                subscriptionsPaused: term.subscriptionsPaused.length,
-              },
-              'term ended',
-            );
-          }
-        },
-      },
-      {
-        name: 'workspace.term-reminders',
-        intervalMs: 15 * MINUTE_MS,
-        run: async () => {
-          for (const notice of await sendDueTermReminders(database.db, { clock, baseUrl: config.baseUrl })) {
-            app.log.info({ event: 'term.reminder_queued', ...notice }, 'term end reminder queued');
-          }
-        },
-      },
-      {
-        name: 'checkout.expire-sessions',
-        intervalMs: MINUTE_MS,
-        run: async () => void (await expireSessions(checkout)),
-      },
-      {
-        name: 'idempotency.delete-expired-keys',
-        intervalMs: 15 * MINUTE_MS,
-        run: () => deleteExpiredKeys(database.db, clock),
-      },
-      {
-        name: 'mpp.delete-old-claims',
-        intervalMs: 60 * MINUTE_MS,
-        run: async () => void (await deleteOldClaims(database.db, clock.now().getTime())),
-      },
-      {
-        name: 'oauth.delete-expired',
-        intervalMs: 60 * MINUTE_MS,
-        run: () => sweepOAuthData({ db: database.db, clock }),
-      },
-      {
-        name: 'webhooks.retention',
-        intervalMs: 60 * MINUTE_MS,
-        run: async () => void (await sweepWebhookData(database.db, clock)),
-      },
-      {
-        name: 'accounts.delete-expired-sessions',
-        intervalMs: 15 * MINUTE_MS,
-        run: async () => {
-          await deleteExpiredSessions(database.db, clock);
-          await deleteStaleThrottles(database.db, clock.now().getTime());
-          await deleteEndedLinks(database.db, clock);
-          await deleteExpiredPasskeyChallenges(database.db, clock);
-        },
-      },
-      {
-        name: 'evidence.sweep-orphan-files',
-        intervalMs: 60 * MINUTE_MS,
-        run: async () => {
-          const swept = await sweepEvidenceFiles(
-            {
-              db: database.db,
-              store: evidenceStore,
-              knownWorkspaces: (ids) => knownWorkspaceIds(database.db, ids),
-              othersFile: isPackageFile,
-            },
-            clock.now().getTime() - PENDING_FILE_GRACE_MS,
-          );
-          if (swept.finalized + swept.removed > 0) {
-            app.log.warn({ event: 'evidence.orphans_swept', ...swept }, 'evidence files swept');
-          }
-          if (swept.foreign + swept.unnamed > 0) {
-            app.log.warn(
-              { event: 'evidence.files_left_alone', foreign: swept.foreign, unnamed: swept.unnamed },
-              'the evidence store holds files no record of this database names: of workspaces it does not have (another database shares the store) or of its own (a failed deletion, or a restored copy sharing the store); left alone',
-            );
-          }
-        },
-      },
-      {
-        name: 'orders.advance-followed',
-        intervalMs: 5_000,
-        run: async () => void (await advanceFollowedOrders(database.db, clock)),
-      },
-      {
-        name: 'instances.delete-silent',
-        intervalMs: 60 * MINUTE_MS,
-        run: async () => void (await deleteSilentInstances(database.db, DAY_MS)),
-      },
-      {
-        name: 'evidence-package.sweep',
-        intervalMs: 15 * MINUTE_MS,
-        run: async () => {
-          const swept = await sweepPackages({ db: database.db, clock, store: evidenceStore });
-          if (swept.expired > 0)
-            app.log.info({ event: 'evidence_package.expired', ...swept }, 'evidence packages expired');
-        },
-      },
-      {
-        name: 'jobs.delete-finished',
-        intervalMs: 60 * MINUTE_MS,
-        run: () => deleteFinishedJobs(database.db, new Date(clock.now().getTime() - 7 * DAY_MS)),
-      },
-    ],
+    ...combineWiring(wirings),
   });
 
   return {
@@ -403,7 +261,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       await app.close();
       await rateLimiters.close();
       const stopping = jobs.stop();
-      await packageBuilds.stop();
+      await Promise.all(wirings.map((wiring) => wiring.stop?.()));
       await stopping;
       await instance.stop();
       mailTransport.close();

@@ -45,3 +45,12 @@ export interface AccountLinksTable {
   /** Set by the one request that used the link. */
   used_at: number | null;
 }
+
+declare module '../db/schema.ts' {
+  interface Database {
+    users: UsersTable;
+    sessions: SessionsTable;
+    auth_throttles: AuthThrottlesTable;
+    account_links: AccountLinksTable;
+  }
+}

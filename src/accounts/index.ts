@@ -14,12 +14,10 @@ export {
   type PasswordResetError,
   requestEmailedLink,
   resetPasswordWithLink,
-  SEND_ACCOUNT_LINK_JOB,
-  sendAccountLinkJob,
   signInWithLink,
 } from './email-links.ts';
-export { deleteEndedLinks, LINK_LIFETIME_MS, LINK_VALID_FOR } from './links.ts';
-export { deleteExpiredPasskeyChallenges, PASSKEY_CHALLENGE_TTL_MS } from './passkey-challenges.ts';
+export { LINK_LIFETIME_MS, LINK_VALID_FOR } from './links.ts';
+export { PASSKEY_CHALLENGE_TTL_MS } from './passkey-challenges.ts';
 export {
   finishPasskeyRegistration,
   listPasskeys,
@@ -35,7 +33,6 @@ export {
 } from './passkeys.ts';
 export { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, passwordProblem } from './passwords.ts';
 export {
-  deleteExpiredSessions,
   endSession,
   type NewSession,
   resumeSession,
@@ -48,7 +45,6 @@ export { type CredentialsError, checkCredentials } from './sign-in.ts';
 export {
   ATTEMPTS_PER_ACCOUNT,
   ATTEMPTS_PER_CLIENT,
-  deleteStaleThrottles,
   EMAILS_PER_ADDRESS,
   EMAILS_PER_CLIENT,
   THROTTLE_WINDOW_MS,
@@ -62,3 +58,4 @@ export {
   normalizeEmail,
   type User,
 } from './users.ts';
+export { accountsWiring } from './wiring.ts';

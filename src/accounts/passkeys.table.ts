@@ -29,3 +29,10 @@ export interface PasskeyChallengesTable {
   user_id: string | null;
   expires_at: number;
 }
+
+declare module '../db/schema.ts' {
+  interface Database {
+    passkeys: PasskeysTable;
+    passkey_challenges: PasskeyChallengesTable;
+  }
+}

@@ -19,3 +19,9 @@ export interface ApiKeysTable {
   /** The key stops working at this instant; chosen when it is created. */
   expires_at: number | null;
 }
+
+declare module '../db/schema.ts' {
+  interface Database {
+    api_keys: ApiKeysTable;
+  }
+}

@@ -20,3 +20,9 @@ export interface AuditEventsTable {
   changes: string | null;
   created_at: number;
 }
+
+declare module '../db/schema.ts' {
+  interface Database {
+    audit_events: AuditEventsTable;
+  }
+}

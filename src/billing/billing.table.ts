@@ -22,3 +22,9 @@ export interface BillingCheckoutsTable {
   created_at: number;
   updated_at: number;
 }
+
+declare module '../db/schema.ts' {
+  interface Database {
+    billing_checkouts: BillingCheckoutsTable;
+  }
+}

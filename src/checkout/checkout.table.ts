@@ -36,3 +36,9 @@ export interface CheckoutSessionsTable {
   created_at: number;
   updated_at: number;
 }
+
+declare module '../db/schema.ts' {
+  interface Database {
+    checkout_sessions: CheckoutSessionsTable;
+  }
+}

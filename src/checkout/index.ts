@@ -16,3 +16,4 @@ export {
   updateSession,
 } from './sessions.ts';
 export { expireSessions, settleSessions } from './sweeps.ts';
+export { checkoutWiring } from './wiring.ts';

@@ -188,3 +188,20 @@ export interface PolicyAcknowledgementsTable {
   user_id: string;
   acknowledged_at: number;
 }
+
+declare module '../db/schema.ts' {
+  interface Database {
+    people: PeopleTable;
+    controls: ControlsTable;
+    controls_versions: ControlsVersionsTable;
+    tasks: TasksTable;
+    evidence: EvidenceTable;
+    evidence_controls: EvidenceControlsTable;
+    risks: RisksTable;
+    risk_controls: RiskControlsTable;
+    vendors: VendorsTable;
+    policies: PoliciesTable;
+    policy_versions: PolicyVersionsTable;
+    policy_acknowledgements: PolicyAcknowledgementsTable;
+  }
+}

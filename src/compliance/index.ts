@@ -169,3 +169,4 @@ export {
   Vendor,
   VendorsFilter,
 } from './vendors.ts';
+export { complianceWiring } from './wiring.ts';

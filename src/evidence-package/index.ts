@@ -1,6 +1,5 @@
 export { buildPackage, buildPackageJob, isPackageFile, PACKAGE_FOLDER } from './build.ts';
 export {
-  BUILD_PACKAGE_JOB,
   CreatedEvidencePackage,
   CreateEvidencePackageBody,
   EvidencePackage,
@@ -21,4 +20,5 @@ export {
   sweepPackages,
   toEvidencePackage,
 } from './packages.ts';
+export { evidencePackageWiring } from './wiring.ts';
 export type { DocumentsProvider, Manifest } from './zip.ts';

@@ -30,3 +30,9 @@ export interface EvidencePackagesTable {
   finished_at: number | null;
   expires_at: number | null;
 }
+
+declare module '../db/schema.ts' {
+  interface Database {
+    evidence_packages: EvidencePackagesTable;
+  }
+}

@@ -22,3 +22,9 @@ export interface IdempotencyKeysTable {
   created_at: number;
   expires_at: number;
 }
+
+declare module '../db/schema.ts' {
+  interface Database {
+    idempotency_keys: IdempotencyKeysTable;
+  }
+}

@@ -12,3 +12,4 @@ export {
   runIdempotently,
   type StoredResponse,
 } from './store.ts';
+export { idempotencyWiring } from './wiring.ts';

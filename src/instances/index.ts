@@ -1,5 +1,7 @@
 import { type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { Db } from '../db/schema.ts';
+import type { ModuleWiring } from '../jobs/index.ts';
+import { DAY_MS, MINUTE_MS } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
 
 /**
@@ -95,10 +97,23 @@ export async function isInstanceGone(
 }
 
 /** Forgets instances silent for a day (their leases were long taken over or expired). */
-export async function deleteSilentInstances(db: Db, olderThanMs: number): Promise<number> {
+async function deleteSilentInstances(db: Db, olderThanMs: number): Promise<number> {
   const result = await db
     .deleteFrom('service_instances')
     .where('heartbeat_at', '<', Date.now() - olderThanMs)
     .executeTakeFirst();
   return Number(result.numDeletedRows);
+}
+
+/** Deletes the rows of instances silent for a day (a process that died without stopping). */
+export function instancesWiring(db: Db): ModuleWiring {
+  return {
+    sweeps: [
+      {
+        name: 'instances.delete-silent',
+        intervalMs: 60 * MINUTE_MS,
+        run: async () => void (await deleteSilentInstances(db, DAY_MS)),
+      },
+    ],
+  };
 }

@@ -5,3 +5,9 @@ export interface ServiceInstancesTable {
   /** Wall-clock milliseconds of the last heartbeat. */
   heartbeat_at: number;
 }
+
+declare module '../db/schema.ts' {
+  interface Database {
+    service_instances: ServiceInstancesTable;
+  }
+}

@@ -1,7 +1,6 @@
 export type { JobStatus } from './jobs.table.ts';
 export { type KeyBackoff, noteKeyOutcome, releaseKey } from './key-holds.ts';
 export {
-  deleteFinishedJobs,
   type EnqueueOptions,
   enqueueJob,
   type JobContext,
@@ -11,3 +10,4 @@ export {
   type Sweep,
   type Timers,
 } from './runner.ts';
+export { combineWiring, jobsWiring, type ModuleWiring } from './wiring.ts';

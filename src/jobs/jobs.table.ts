@@ -30,3 +30,10 @@ export interface JobKeyHoldsTable {
   held_until: number | null;
   updated_at: number;
 }
+
+declare module '../db/schema.ts' {
+  interface Database {
+    jobs: JobsTable;
+    job_key_holds: JobKeyHoldsTable;
+  }
+}

@@ -1,6 +1,6 @@
 export { registerDevMailboxRoutes } from './dev-mailbox.routes.ts';
 export type { MailStatus } from './mail.table.ts';
-export { type MailLogger, queueMail, SEND_MAIL_JOB, sendMailJob } from './outbox.ts';
+export { type MailLogger, queueMail } from './outbox.ts';
 export {
   type AccountLinkInput,
   type AuditorInvitationInput,
@@ -31,3 +31,4 @@ export {
   type MailTransport,
   type OutgoingMail,
 } from './transport.ts';
+export { mailWiring } from './wiring.ts';

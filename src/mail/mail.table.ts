@@ -26,3 +26,10 @@ export interface DevMailboxTable {
   html_body: string;
   received_at: number;
 }
+
+declare module '../db/schema.ts' {
+  interface Database {
+    mail_messages: MailMessagesTable;
+    dev_mailbox: DevMailboxTable;
+  }
+}

@@ -58,18 +58,20 @@ export async function queueMail(
   return id;
 }
 
-/**
- * Delivers one queued message. Delivery is at least once: a crash after the SMTP server accepted
- * the message but before it is marked sent resends it on the next attempt. Log lines and the
- * error handed to the job runner carry addresses only masked; the message row keeps the reason.
- */
-export function sendMailJob(deps: {
+export interface SendMailDeps {
   db: Db;
   clock: Clock;
   transport: MailTransport;
   from: string;
   logger: MailLogger;
-}): JobDefinition {
+}
+
+/**
+ * Delivers one queued message. Delivery is at least once: a crash after the SMTP server accepted
+ * the message but before it is marked sent resends it on the next attempt. Log lines and the
+ * error handed to the job runner carry addresses only masked; the message row keeps the reason.
+ */
+export function sendMailJob(deps: SendMailDeps): JobDefinition {
   return {
     async run(payload, { attempt }) {
       const { messageId, workspaceId } = payload as SendMailPayload;

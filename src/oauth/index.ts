@@ -31,3 +31,4 @@ export {
   protectedResourceMetadata,
   protectedResourceMetadataUrl,
 } from './routes.ts';
+export { oauthWiring } from './wiring.ts';

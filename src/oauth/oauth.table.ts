@@ -58,3 +58,12 @@ export interface OAuthTokensTable {
   expires_at: number;
   used_at: number | null;
 }
+
+declare module '../db/schema.ts' {
+  interface Database {
+    oauth_clients: OAuthClientsTable;
+    oauth_grants: OAuthGrantsTable;
+    oauth_codes: OAuthCodesTable;
+    oauth_tokens: OAuthTokensTable;
+  }
+}

@@ -20,8 +20,6 @@ export {
 export {
   advanceFollowedOrders,
   followOrder,
-  NOTIFY_ORDER_JOB,
-  type NotifyOrderPayload,
   type OrderEvent,
   type OrderFollower,
   type OrderProgress,
@@ -29,3 +27,4 @@ export {
   orderProgress,
 } from './progress.ts';
 export { recoverUnfinishedPurchases } from './recovery.ts';
+export { type OrderNotifier, orderFollowingWiring, purchaseWiring } from './wiring.ts';

@@ -84,3 +84,12 @@ export interface OrderFollowersTable {
   /** When the sweep last looked; it looks at the longest-unlooked first. */
   updated_at: number;
 }
+
+declare module '../db/schema.ts' {
+  interface Database {
+    payment_attempts: PaymentAttemptsTable;
+    orders: OrdersTable;
+    purchase_secrets: PurchaseSecretsTable;
+    order_followers: OrderFollowersTable;
+  }
+}

@@ -26,3 +26,10 @@ export interface SoaVersionFilesTable {
   size: number;
   content: Uint8Array;
 }
+
+declare module '../db/schema.ts' {
+  interface Database {
+    soa_versions: SoaVersionsTable;
+    soa_version_files: SoaVersionFilesTable;
+  }
+}

@@ -14,3 +14,9 @@ export interface SigningKeysTable {
   /** The end of a retired key's grace: published (still verifying) until then. */
   publish_until: number | null;
 }
+
+declare module '../db/schema.ts' {
+  interface Database {
+    signing_keys: SigningKeysTable;
+  }
+}

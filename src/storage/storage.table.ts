@@ -14,3 +14,10 @@ export interface StoredFileChunksTable {
   chunk_index: number;
   bytes: Uint8Array;
 }
+
+declare module '../db/schema.ts' {
+  interface Database {
+    stored_files: StoredFilesTable;
+    stored_file_chunks: StoredFileChunksTable;
+  }
+}

@@ -13,9 +13,8 @@ export {
   WebhookDelivery,
   WebhookTestData,
 } from './deliveries.ts';
-export { DELIVERY_TIMEOUT_MS, deliverWebhookJob } from './delivery-job.ts';
+export { DELIVERY_TIMEOUT_MS } from './delivery-job.ts';
 export {
-  DELIVER_WEBHOOK_JOB,
   type DeliverWebhookPayload,
   type EventEnvelope,
   type NewEvent,
@@ -28,7 +27,7 @@ export {
   type PlanForSubscriptions,
   type SubscriptionsPlanApplied,
 } from './plan.ts';
-export { EVENT_RETENTION_MS, sweepWebhookData } from './retention.ts';
+export { EVENT_RETENTION_MS } from './retention.ts';
 export { RotateSecretBody, rotateSecret } from './rotation.ts';
 export { MAX_DELIVERY_ATTEMPTS, MAX_RETRY_AFTER_MS, RETRY_DELAYS_MS, RETRY_JITTER } from './schedule.ts';
 export {
@@ -50,3 +49,4 @@ export {
   type TargetPolicy,
   type TargetRefusalCode,
 } from './target.ts';
+export { webhooksWiring } from './wiring.ts';

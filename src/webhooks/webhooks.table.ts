@@ -65,3 +65,12 @@ export interface WebhookAttemptsTable {
   error: string | null;
   response_excerpt: string | null;
 }
+
+declare module '../db/schema.ts' {
+  interface Database {
+    webhook_subscriptions: WebhookSubscriptionsTable;
+    webhook_events: WebhookEventsTable;
+    webhook_deliveries: WebhookDeliveriesTable;
+    webhook_attempts: WebhookAttemptsTable;
+  }
+}

@@ -92,5 +92,5 @@ export {
   WORKSPACE_NAME_PATTERN,
   type WorkspaceNameError,
 } from './settings.ts';
-export { type SentTermNotice, sendDueTermReminders } from './term-notices.ts';
+export { workspaceWiring } from './wiring.ts';
 export type { MemberRole, TermNoticeKind } from './workspace.table.ts';

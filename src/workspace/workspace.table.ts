@@ -70,3 +70,13 @@ export interface WorkspaceInvitationsTable {
   access_until: number | null;
   created_at: number;
 }
+
+declare module '../db/schema.ts' {
+  interface Database {
+    workspaces: WorkspacesTable;
+    workspace_terms: WorkspaceTermsTable;
+    term_notices: TermNoticesTable;
+    workspace_members: WorkspaceMembersTable;
+    workspace_invitations: WorkspaceInvitationsTable;
+  }
+}

@@ -7,3 +7,9 @@ export interface AcpOrdersTable {
   checkout_session_id: string;
   created_at: number;
 }
+
+declare module '../../db/schema.ts' {
+  interface Database {
+    acp_orders: AcpOrdersTable;
+  }
+}

@@ -3,16 +3,25 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errorHandlerFor, sendWire } from '../../http/errors.ts';
 import { useBoundedJsonParser } from '../../http/json-body.ts';
 import { applyRateLimit } from '../../http/rate-limit.ts';
+import type { ProtocolChannel } from '../channel.ts';
 import type { ChannelContext } from '../context.ts';
+import { ACP_PREFIX, registerAcpDiscovery } from './discovery.ts';
 import { ACP_ERRORS, acpError } from './errors.ts';
 import { registerSessionRoutes } from './routes.ts';
-import { ACP_VERSION, SUPPORTED_ACP_VERSIONS } from './version.ts';
+import { SUPPORTED_ACP_VERSIONS } from './version.ts';
 
 export { type AcpOrderNotifierDeps, acpOrderNotifier } from './orders.ts';
-export { ACP_ERRORS, ACP_VERSION, SUPPORTED_ACP_VERSIONS };
 
-/** ACP 2026-04-17 checkout sessions under /api/acp/checkout_sessions. */
-export async function acpChannel(app: FastifyInstance, context: ChannelContext): Promise<void> {
+/** ACP 2026-04-17 checkout sessions under /api/acp/checkout_sessions; ACP clients send unset fields as null. */
+export const ACP_CHANNEL: ProtocolChannel = {
+  prefix: ACP_PREFIX,
+  routes: acpRoutes,
+  errors: ACP_ERRORS,
+  nullAsAbsent: true,
+  discovery: (app, { config }) => registerAcpDiscovery(app, config),
+};
+
+async function acpRoutes(app: FastifyInstance, context: ChannelContext): Promise<void> {
   // Bodiless POSTs (cancel) often still carry `Content-Type: application/json`.
   useBoundedJsonParser(app, { emptyIsNone: true });
   applyRateLimit(app, context.limiter, 'acp', ACP_ERRORS);

@@ -4,6 +4,7 @@ import { errorHandlerFor } from '../../http/errors.ts';
 import { problem, sendProblem } from '../../http/problem.ts';
 import { applyRateLimit } from '../../http/rate-limit.ts';
 import type { Clock } from '../../shared/clock.ts';
+import type { ProtocolChannel } from '../channel.ts';
 import type { ChannelContext } from '../context.ts';
 import {
   DEFAULT_CREDENTIAL_FIELD,
@@ -14,26 +15,17 @@ import {
   paidRouteFor,
 } from './challenge.ts';
 import { credentialSource } from './credential.ts';
-import { MPP_OPERATIONS } from './operations.ts';
+import { registerMppOpenApi } from './openapi.ts';
+import { MPP_OPERATIONS, MPP_PREFIX } from './operations.ts';
 import { type PaymentDeps, pay } from './payment.ts';
 import { MPP_ERRORS, type PaymentRefusal, paymentProblem, requestProblem } from './problems.ts';
 import { paymentReceipt, purchaseResult } from './receipt.ts';
 import { PaymentProblem, PurchaseRequestBody, PurchaseResult, ServiceProblem } from './schemas.ts';
 import { loadOrCreateChallengeSecret } from './store.ts';
 
-export { MPP_OPERATIONS, MPP_PREFIX, type MppOperation } from './operations.ts';
-export { MPP_ERRORS } from './problems.ts';
-export { PaymentProblem, PurchaseRequestBody, PurchaseResult, ServiceProblem } from './schemas.ts';
+export { MPP_PREFIX } from './operations.ts';
 export { deleteOldClaims } from './store.ts';
-
-export interface MppOptions {
-  /** The challenge-id HMAC key (at least 32 bytes); without one, a generated key kept in the database. */
-  secret?: string;
-  /** The challenges' protection space; defaults to the host name of BASE_URL. */
-  realm?: string;
-}
-
-export type MppChannelOptions = ChannelContext & { mpp?: MppOptions };
+export { mppWiring } from './wiring.ts';
 
 /** Allow-lists: Fastify serializes exactly these fields (the OpenAPI document names the same schemas). */
 const PAID_OPERATION_RESPONSES = {
@@ -47,15 +39,27 @@ const EXPOSED_HEADERS = 'WWW-Authenticate, Payment-Receipt, Retry-After, Request
 const ALLOWED_REQUEST_HEADERS =
   'Authorization, Payment-Authorization, Content-Type, Accept-Payment, Request-Id';
 
-/** MPP: one `POST /plans/{item}` per sellable item, paid through the HTTP 402 Payment scheme. */
-export async function mppChannel(app: FastifyInstance, options: MppChannelOptions): Promise<void> {
-  const { checkout, config, limiter } = options;
+/**
+ * MPP: one `POST /plans/{item}` per sellable item, paid through the HTTP 402 Payment scheme; MPP
+ * clients send unset fields as null.
+ */
+export const MPP_CHANNEL: ProtocolChannel = {
+  prefix: MPP_PREFIX,
+  routes: mppRoutes,
+  errors: MPP_ERRORS,
+  nullAsAbsent: true,
+  discovery: (app, { config }) => registerMppOpenApi(app, config),
+};
+
+async function mppRoutes(app: FastifyInstance, context: ChannelContext): Promise<void> {
+  const { checkout, config, limiter } = context;
+  // Without a configured challenge-id HMAC key, a generated one kept in the database.
   const secret =
-    options.mpp?.secret ?? (await loadOrCreateChallengeSecret(checkout.db, checkout.clock.now().getTime()));
+    config.mpp.secret ?? (await loadOrCreateChallengeSecret(checkout.db, checkout.clock.now().getTime()));
   if (Buffer.byteLength(secret, 'utf8') < MIN_SECRET_BYTES) {
     throw new Error(`the MPP challenge secret must be at least ${MIN_SECRET_BYTES} bytes`);
   }
-  const realm = options.mpp?.realm ?? new URL(config.baseUrl).hostname;
+  const realm = config.mpp.realm;
   const deps: PaymentDeps = { purchases: checkout.purchases, secret };
   const scope = app.withTypeProvider<TypeBoxTypeProvider>();
   scope.setErrorHandler(errorHandlerFor(MPP_ERRORS));

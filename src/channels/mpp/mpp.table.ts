@@ -18,3 +18,10 @@ export interface MppServerSecretsTable {
   secret: string;
   created_at: number;
 }
+
+declare module '../../db/schema.ts' {
+  interface Database {
+    mpp_challenge_claims: MppChallengeClaimsTable;
+    mpp_server_secrets: MppServerSecretsTable;
+  }
+}

@@ -23,9 +23,11 @@ import { errorHandlerFor, sendWire } from '../../http/errors.ts';
 import { useBoundedJsonParser } from '../../http/json-body.ts';
 import { applyRateLimit } from '../../http/rate-limit.ts';
 import type { Result } from '../../shared/result.ts';
+import type { ProtocolChannel } from '../channel.ts';
 import type { ChannelContext } from '../context.ts';
 import { idempotencyDepsOf, sendIdempotently } from '../idempotent.ts';
 import { requestedVersion } from './agent-header.ts';
+import { registerUcpDiscovery } from './discovery.ts';
 import {
   busy,
   conflict,
@@ -39,7 +41,7 @@ import {
   versionUnsupported,
 } from './errors.ts';
 import { recordUcpOrder, registerOrderRoute } from './orders.ts';
-import { inRelease, isSupportedVersion, UCP_VERSION, type UcpVersion } from './profile.ts';
+import { inRelease, isSupportedVersion, UCP_PATH_PREFIX, UCP_VERSION, type UcpVersion } from './profile.ts';
 import { CHECKOUT_RESPONSES, CheckoutInput, CompleteInput, SessionParams } from './schemas.ts';
 import { useMessageSignatures, verifiedPlatformOf } from './signatures.ts';
 import {
@@ -50,8 +52,7 @@ import {
   toCheckout,
 } from './translate.ts';
 
-export { UCP_ERRORS } from './errors.ts';
-export { ORDER_CAPABILITY, type UcpOrderNotifierDeps, ucpOrderNotifier } from './orders.ts';
+export { type UcpOrderNotifierDeps, ucpOrderNotifier } from './orders.ts';
 export {
   listPlatforms,
   parsePlatformKeys,
@@ -59,17 +60,6 @@ export {
   removePlatform,
   type UcpPlatform,
 } from './platforms.ts';
-export {
-  CHECKOUT_CAPABILITY,
-  paymentHandlers,
-  SHOPPING_SERVICE,
-  SPEC_URLS,
-  specUrls,
-  UCP_PATH_PREFIX,
-  UCP_VERSION,
-  UCP_VERSIONS,
-  type UcpVersion,
-} from './profile.ts';
 
 type SessionResult = Result<CheckoutSession, CheckoutError>;
 
@@ -94,7 +84,15 @@ type UcpScope = FastifyInstance<
 >;
 
 /** UCP 2026-08-25 checkout sessions under /api/ucp/v1/checkout-sessions (REST binding). */
-export async function ucpChannel(scope: FastifyInstance, context: ChannelContext): Promise<void> {
+export const UCP_CHANNEL: ProtocolChannel = {
+  prefix: UCP_PATH_PREFIX,
+  routes: ucpRoutes,
+  errors: UCP_ERRORS,
+  nullAsAbsent: false,
+  discovery: (app, { config, signingKeys }) => registerUcpDiscovery(app, config, signingKeys),
+};
+
+async function ucpRoutes(scope: FastifyInstance, context: ChannelContext): Promise<void> {
   acceptJsonOnly(scope);
   scope.setErrorHandler(errorHandlerFor(UCP_ERRORS));
   applyRateLimit(scope, context.limiter, 'ucp', UCP_ERRORS);

@@ -33,8 +33,6 @@ export function specUrls(version: UcpVersion) {
   } as const;
 }
 
-export const SPEC_URLS = specUrls(UCP_VERSION);
-
 export interface PaymentHandlerEntry {
   id: string;
   version: string;

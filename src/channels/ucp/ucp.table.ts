@@ -24,3 +24,10 @@ export interface UcpOrdersTable {
   platform_profile_url: string | null;
   created_at: number;
 }
+
+declare module '../../db/schema.ts' {
+  interface Database {
+    ucp_platforms: UcpPlatformsTable;
+    ucp_orders: UcpOrdersTable;
+  }
+}

@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../../config.ts';
+import type { KeyStore } from '../../signing/index.ts';
+import { ORDER_CAPABILITY } from './orders.ts';
 import {
   CHECKOUT_CAPABILITY,
-  ORDER_CAPABILITY,
   paymentHandlers,
   SHOPPING_SERVICE,
   specUrls,
@@ -10,9 +12,7 @@ import {
   UCP_VERSION,
   UCP_VERSIONS,
   type UcpVersion,
-} from '../channels/ucp/index.ts';
-import type { Config } from '../config.ts';
-import type { KeyStore } from '../signing/index.ts';
+} from './profile.ts';
 
 const PROFILE_PATH = '/.well-known/ucp';
 

@@ -1,15 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { describeEntitlements, PLANS } from '../catalog/index.ts';
-import {
-  MPP_OPERATIONS,
-  MPP_PREFIX,
-  type MppOperation,
-  PaymentProblem,
-  PurchaseRequestBody,
-  PurchaseResult,
-  ServiceProblem,
-} from '../channels/mpp/index.ts';
-import type { Config } from '../config.ts';
+import { describeEntitlements, PLANS } from '../../catalog/index.ts';
+import type { Config } from '../../config.ts';
+import { MPP_OPERATIONS, MPP_PREFIX, type MppOperation } from './operations.ts';
+import { PaymentProblem, PurchaseRequestBody, PurchaseResult, ServiceProblem } from './schemas.ts';
 
 export const MPP_DOCUMENT_VERSION = '2026-10-09';
 

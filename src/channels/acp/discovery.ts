@@ -1,8 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { ACP_VERSION, SUPPORTED_ACP_VERSIONS } from '../channels/acp/index.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../../config.ts';
+import { ACP_VERSION, SUPPORTED_ACP_VERSIONS } from './version.ts';
+
+/** Where the ACP API lives. */
+export const ACP_PREFIX = '/api/acp';
 
 const AcpDiscovery = Type.Object({
   protocol: Type.Object({
@@ -25,7 +28,7 @@ const AcpDiscovery = Type.Object({
 export function registerAcpDiscovery(app: FastifyInstance, config: Config): void {
   const document: Static<typeof AcpDiscovery> = {
     protocol: { name: 'acp', version: ACP_VERSION, supported_versions: [...SUPPORTED_ACP_VERSIONS] },
-    api_base_url: `${config.baseUrl}/api/acp`,
+    api_base_url: `${config.baseUrl}${ACP_PREFIX}`,
     transports: ['rest'],
     capabilities: { services: ['checkout'], supported_currencies: ['usd'] },
   };
