@@ -37,6 +37,14 @@ export default {
       to: { path: '^src/(?:channels/)?[^/]+/', pathNot: [ANY_INDEX, ...KERNEL, '\\.table\\.ts$'] },
     },
     {
+      name: 'app-and-cli-skip-the-rest-api',
+      comment:
+        'api/ is the REST surface only: the app and the CLI call the owning modules (api-keys/, db/cursor.ts, compliance/) themselves. mcp/ may use its route table.',
+      severity: 'error',
+      from: { path: ['^src/web/', '^src/cli\\.ts$'] },
+      to: { path: '^src/api/' },
+    },
+    {
       name: 'kernel-imports-no-module',
       comment:
         'db/ and http/ import only the kernels and config.ts (migrations and schema.ts: see their rules).',

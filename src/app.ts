@@ -1,18 +1,13 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
-import {
-  API_PREFIX,
-  apiV1,
-  type DocumentedRoute,
-  type EvidenceStorage,
-  registerApiDocsPage,
-} from './api/index.ts';
+import { API_PREFIX, apiV1, type DocumentedRoute, registerApiDocsPage } from './api/index.ts';
 import { type BillingDeps, providerEventRoutes } from './billing/index.ts';
 import { ACP_ERRORS, acpChannel } from './channels/acp/index.ts';
 import type { ChannelContext } from './channels/context.ts';
 import { MPP_ERRORS, MPP_PREFIX, mppChannel } from './channels/mpp/index.ts';
 import { UCP_ERRORS, ucpChannel } from './channels/ucp/index.ts';
 import type { CheckoutDeps } from './checkout/index.ts';
+import type { EvidenceStorage } from './compliance/index.ts';
 import type { Config } from './config.ts';
 import type { DatabaseHandle } from './db/database.ts';
 import { registerDiscoveryRoutes } from './discovery/index.ts';

@@ -147,10 +147,19 @@ export interface EvidenceFailpoints {
   hit(name: EvidenceFailpointName): Promise<void>;
 }
 
-export interface EvidenceDeps extends ComplianceDeps {
-  /** Where uploaded files live (EVIDENCE_STORAGE), under names the server chose. */
+/** Where evidence files live (EVIDENCE_STORAGE), and (in tests) where an upload "crashes". */
+export interface EvidenceStorage {
+  /** Files under names the server chose. */
   store: FileStore;
   failpoints?: EvidenceFailpoints;
+}
+
+/** Where the REST API serves the file of an evidence: its `download_url`. */
+export function evidenceFileUrl(baseUrl: string, evidenceId: string): string {
+  return `${baseUrl}/api/v1/evidence/${evidenceId}/file`;
+}
+
+export interface EvidenceDeps extends ComplianceDeps, EvidenceStorage {
   /** Where the API serves the file of an evidence (its `download_url`). */
   downloadUrl: (evidenceId: string) => string;
   /** Hears of stored files that could not be removed; they are left behind, the change stands. */

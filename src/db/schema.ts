@@ -6,7 +6,7 @@ import type {
   UsersTable,
 } from '../accounts/accounts.table.ts';
 import type { PasskeyChallengesTable, PasskeysTable } from '../accounts/passkeys.table.ts';
-import type { ApiKeysTable } from '../api/api-keys.table.ts';
+import type { ApiKeysTable } from '../api-keys/api-keys.table.ts';
 import type { AuditEventsTable } from '../audit/audit.table.ts';
 import type { BillingCheckoutsTable } from '../billing/billing.table.ts';
 import type { AcpOrdersTable } from '../channels/acp/acp.table.ts';

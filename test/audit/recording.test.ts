@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createApiKey, revokeApiKey, rotateApiKey } from '../../src/api/index.ts';
+import { createApiKey, revokeApiKey, rotateApiKey } from '../../src/api-keys/index.ts';
 import { type AuditEvent, listAuditEvents, OPERATOR_SOURCE, userActor } from '../../src/audit/index.ts';
 import type { Db } from '../../src/db/schema.ts';
 import { inTransaction } from '../../src/db/transaction.ts';

@@ -10,6 +10,7 @@ import {
   EvidenceFile,
   EvidenceFilter,
   EvidenceUploadForm,
+  evidenceFileUrl,
   getEvidence,
   listEvidence,
   openEvidenceFile,
@@ -39,7 +40,7 @@ export function evidenceRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCata
   catalog.name({ Evidence, EvidenceFile, CreateEvidenceLinkBody, EvidenceUploadForm, UpdateEvidenceBody });
   catalog.events(Evidence, 'evidence.created', 'evidence.updated', 'evidence.retired', 'evidence.restored');
   catalog.events(DeletedRecord, 'evidence.deleted');
-  const downloadUrl = (id: string) => `${deps.config.baseUrl}${app.prefix}/evidence/${id}/file`;
+  const downloadUrl = (id: string) => evidenceFileUrl(deps.config.baseUrl, id);
   const evidenceDeps = (request: FastifyRequest): EvidenceDeps => ({
     db: deps.db,
     clock: deps.clock,

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { API_PREFIX } from '../../api/index.ts';
 import {
   type Control,
   type EvidenceDeps,
+  evidenceFileUrl,
   getControl,
   getEvidence,
   listControls,
@@ -242,7 +242,7 @@ export function controlRoutes(app: FastifyInstance, deps: RouteDeps): void {
     db: deps.db,
     clock: deps.clock,
     store: deps.evidence.store,
-    downloadUrl: (id) => `${deps.config.baseUrl}${API_PREFIX}/evidence/${id}/file`,
+    downloadUrl: (id) => evidenceFileUrl(deps.config.baseUrl, id),
     log: request.log,
   });
 

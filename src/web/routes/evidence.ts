@@ -2,7 +2,6 @@ import { finished } from 'node:stream/promises';
 import fastifyMultipart from '@fastify/multipart';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { API_PREFIX } from '../../api/index.ts';
 import { formatBytes, PLAN_ENTITLEMENTS } from '../../catalog/index.ts';
 import {
   ACCEPTED_FILE_TYPES,
@@ -19,6 +18,7 @@ import {
   type EvidenceListFilter,
   EvidenceUploadFields,
   evidenceBytesStored,
+  evidenceFileUrl,
   evidenceFormFields,
   evidenceUploadLimits,
   getEvidence,
@@ -153,7 +153,7 @@ export function evidenceRoutes(app: FastifyInstance, deps: RouteDeps): void {
     clock: deps.clock,
     store: deps.evidence.store,
     failpoints: deps.evidence.failpoints,
-    downloadUrl: (id) => `${deps.config.baseUrl}${API_PREFIX}/evidence/${id}/file`,
+    downloadUrl: (id) => evidenceFileUrl(deps.config.baseUrl, id),
     log: request.log,
   });
 
