@@ -54,6 +54,7 @@ export {
   THROTTLE_WINDOW_MS,
 } from './throttle.ts';
 export {
+  accountEmailOf,
   createUser,
   emailsOfUsers,
   findUserByEmail,

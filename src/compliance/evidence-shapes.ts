@@ -1,6 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { HttpUrl, IdInput, iso, isoOrNull, Nullable, RecordId, Text, Timestamp } from '../shared/wire.ts';
 import type { FileStore } from '../storage/index.ts';
+import type { WorkspaceLock } from '../webhooks/index.ts';
 import type { EvidenceKind, EvidenceTable } from './compliance.table.ts';
 import type { ComplianceDeps } from './shared.ts';
 
@@ -160,6 +161,8 @@ export function evidenceFileUrl(baseUrl: string, evidenceId: string): string {
 }
 
 export interface EvidenceDeps extends ComplianceDeps, EvidenceStorage {
+  /** The workspace's lock, under which an upload counts against the plan's storage. */
+  lockWorkspace: WorkspaceLock;
   /** Where the API serves the file of an evidence (its `download_url`). */
   downloadUrl: (evidenceId: string) => string;
   /** Hears of stored files that could not be removed; they are left behind, the change stands. */

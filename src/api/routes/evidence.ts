@@ -20,6 +20,7 @@ import {
 } from '../../compliance/index.ts';
 import { attachment, DOWNLOAD_HEADERS } from '../../http/download.ts';
 import { problem, sendProblem } from '../../http/problem.ts';
+import { lockWorkspace } from '../../workspace/index.ts';
 import { auditSourceOf, workspaceOf } from '../auth.ts';
 import type { SchemaCatalog } from '../catalog.ts';
 import { type ApiDeps, type ApiScope, DeletedRecord, IdParams } from '../context.ts';
@@ -46,6 +47,7 @@ export function evidenceRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCata
     clock: deps.clock,
     store: deps.evidence.store,
     failpoints: deps.evidence.failpoints,
+    lockWorkspace,
     downloadUrl,
     log: request.log,
   });

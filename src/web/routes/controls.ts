@@ -15,7 +15,7 @@ import {
   updateEvidence,
 } from '../../compliance/index.ts';
 import type { Position } from '../../db/keyset.ts';
-import { canManageWorkspace, type Membership } from '../../workspace/index.ts';
+import { canManageWorkspace, lockWorkspace, type Membership } from '../../workspace/index.ts';
 import { userSourceOf } from '../audit.ts';
 import { allControls, allPeople, personChoices } from '../choices.ts';
 import { type FieldError, schemaErrors } from '../form-errors.ts';
@@ -242,6 +242,7 @@ export function controlRoutes(app: FastifyInstance, deps: RouteDeps): void {
     db: deps.db,
     clock: deps.clock,
     store: deps.evidence.store,
+    lockWorkspace,
     downloadUrl: (id) => evidenceFileUrl(deps.config.baseUrl, id),
     log: request.log,
   });

@@ -33,7 +33,7 @@ import {
 } from '../../compliance/index.ts';
 import { attachment, DOWNLOAD_HEADERS } from '../../http/download.ts';
 import { frameworkError, statusOf } from '../../http/errors.ts';
-import { canManageWorkspace, type Workspace } from '../../workspace/index.ts';
+import { canManageWorkspace, lockWorkspace, type Workspace } from '../../workspace/index.ts';
 import { userSourceOf } from '../audit.ts';
 import { allControls, controlChoices, controlGroups } from '../choices.ts';
 import { type FieldError, schemaErrors } from '../form-errors.ts';
@@ -153,6 +153,7 @@ export function evidenceRoutes(app: FastifyInstance, deps: RouteDeps): void {
     clock: deps.clock,
     store: deps.evidence.store,
     failpoints: deps.evidence.failpoints,
+    lockWorkspace,
     downloadUrl: (id) => evidenceFileUrl(deps.config.baseUrl, id),
     log: request.log,
   });
