@@ -28,7 +28,7 @@ const LAYERS = [
   ['accounts/', 'webhooks/'],
   ['compliance/'],
   ['backup/', 'evidence-package/', 'workspace/'],
-  ['oauth/', 'purchase/', 'reports/'],
+  ['api-keys/', 'oauth/', 'purchase/', 'reports/'],
   ['billing/', 'checkout/'],
   // Surfaces: what people, agents and API clients speak to.
   ['api/', 'channels/*.ts'],
@@ -92,6 +92,14 @@ export default {
       severity: 'error',
       from: { path: '^src/' },
       to: { path: '^src/', pathNot: ALL_MODULES },
+    },
+    {
+      name: 'app-and-cli-skip-the-rest-api',
+      comment:
+        'api/ is the REST surface only: the app and the CLI call the owning modules (api-keys/, db/cursor.ts, compliance/) themselves. mcp/ may use its route table.',
+      severity: 'error',
+      from: { path: ['^src/web/', '^src/cli\\.ts$'] },
+      to: { path: '^src/api/' },
     },
     {
       name: 'every-importer-in-a-layer',

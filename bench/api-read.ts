@@ -1,9 +1,9 @@
 import Fastify from 'fastify';
 import { sql } from 'kysely';
-import { createApiKey } from '../src/api/index.ts';
-import { encodeCursor } from '../src/api/pagination.ts';
+import { createApiKey } from '../src/api-keys/index.ts';
 import { OPERATOR_SOURCE } from '../src/audit/index.ts';
 import { PLAN_ENTITLEMENTS } from '../src/catalog/index.ts';
+import { encodeCursor } from '../src/db/cursor.ts';
 import type { Db } from '../src/db/schema.ts';
 import { inTransaction } from '../src/db/transaction.ts';
 import { newId } from '../src/shared/ids.ts';

@@ -3,7 +3,7 @@ import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
-import { createApiKey } from '../src/api/index.ts';
+import { createApiKey } from '../src/api-keys/index.ts';
 import { OPERATOR_SOURCE } from '../src/audit/index.ts';
 import { openDatabase } from '../src/db/database.ts';
 import type { Db } from '../src/db/schema.ts';

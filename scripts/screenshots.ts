@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Page } from 'playwright-core';
-import { createApiKey } from '../src/api/index.ts';
+import { createApiKey } from '../src/api-keys/index.ts';
 import { OPERATOR_SOURCE } from '../src/audit/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { inTransaction } from '../src/db/transaction.ts';

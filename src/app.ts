@@ -1,12 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
-import {
-  API_PREFIX,
-  apiV1,
-  type DocumentedRoute,
-  type EvidenceStorage,
-  registerApiDocsPage,
-} from './api/index.ts';
+import { API_PREFIX, apiV1, type DocumentedRoute, registerApiDocsPage } from './api/index.ts';
 import { type BillingDeps, providerEventRoutes } from './billing/index.ts';
 import { ACP_CHANNEL } from './channels/acp/index.ts';
 import type { ProtocolChannel } from './channels/channel.ts';
@@ -14,6 +8,7 @@ import type { ChannelContext } from './channels/context.ts';
 import { MPP_CHANNEL } from './channels/mpp/index.ts';
 import { UCP_CHANNEL } from './channels/ucp/index.ts';
 import type { CheckoutDeps } from './checkout/index.ts';
+import type { EvidenceStorage } from './compliance/index.ts';
 import type { Config } from './config.ts';
 import type { DatabaseHandle } from './db/database.ts';
 import { answerUnroutableUrl, clientErrorAnswer, registerHttpBasics, requestIdFrom } from './http/basics.ts';

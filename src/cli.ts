@@ -10,7 +10,7 @@ import {
   type RotateError,
   revokeApiKey,
   rotateApiKey,
-} from './api/index.ts';
+} from './api-keys/index.ts';
 import { OPERATOR_SOURCE } from './audit/index.ts';
 import { BackupError, type BackupManifest, restoreBackup, takeBackup } from './backup/index.ts';
 import { describePlanLimit, PLANS, type PlanId, type TermLength, upgradeUrl } from './catalog/index.ts';

@@ -50,6 +50,7 @@ export {
   THROTTLE_WINDOW_MS,
 } from './throttle.ts';
 export {
+  accountEmailOf,
   createUser,
   emailsOfUsers,
   findUserByEmail,

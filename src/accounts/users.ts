@@ -1,3 +1,4 @@
+import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../db/schema.ts';
 import { isUniqueViolation } from '../db/transaction.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -54,6 +55,14 @@ export async function emailsOfUsers(db: Db, userIds: readonly string[]): Promise
     .where('id', 'in', [...new Set(userIds)])
     .execute();
   return new Map(rows.map((row) => [row.id, row.email]));
+}
+
+/**
+ * The address an account has now, as an expression for another module's statement: `userIdColumn`
+ * is the column holding the account's id (`member.user_id`); null when there is no such account.
+ */
+export function accountEmailOf(userIdColumn: string): RawBuilder<string | null> {
+  return sql<string | null>`(select users.email from users where users.id = ${sql.ref(userIdColumn)})`;
 }
 
 /**

@@ -1,11 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { authenticateApiKey, type Principal } from '../api-keys/index.ts';
 import { type AuditSource, apiKeyActor } from '../audit/index.ts';
 import { upgradeUrl } from '../catalog/index.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/schema.ts';
 import { problem, sendProblem } from '../http/problem.ts';
 import type { Clock } from '../shared/clock.ts';
-import { authenticateApiKey, type Principal } from './keys.ts';
 import { PRINCIPAL_HANDLE_HEADER, takePrincipal } from './principal-handles.ts';
 
 declare module 'fastify' {

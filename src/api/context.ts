@@ -7,13 +7,12 @@ import type {
   RawServerDefault,
 } from 'fastify';
 import { Type } from 'typebox';
-import type { EvidenceFailpoints } from '../compliance/index.ts';
+import type { EvidenceStorage } from '../compliance/index.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/schema.ts';
 import type { RateLimiters } from '../http/rate-limit.ts';
 import type { Clock } from '../shared/clock.ts';
 import { IdInput } from '../shared/wire.ts';
-import type { FileStore } from '../storage/index.ts';
 import type { TargetPolicy } from '../webhooks/index.ts';
 import type { DocumentedRoute } from './openapi.ts';
 
@@ -32,11 +31,6 @@ export interface ApiDeps {
   evidence: EvidenceStorage;
   /** Filled with every route as it is registered: the MCP endpoint makes its tools from them. */
   routeTable?: DocumentedRoute[];
-}
-
-export interface EvidenceStorage {
-  store: FileStore;
-  failpoints?: EvidenceFailpoints;
 }
 
 export type ApiScope = FastifyInstance<

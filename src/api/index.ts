@@ -25,27 +25,9 @@ import { riskRoutes } from './routes/risks.ts';
 import { taskRoutes } from './routes/tasks.ts';
 import { vendorRoutes } from './routes/vendors.ts';
 
-export type { ApiDeps, EvidenceStorage } from './context.ts';
+export type { ApiDeps } from './context.ts';
 export { registerApiDocsPage } from './docs-page.ts';
-export type { Principal } from './keys.ts';
-export {
-  API_KEY_CACHE_MS,
-  API_KEY_SCAN_PATTERN,
-  type ApiKeyInfo,
-  authenticateApiKey,
-  createApiKey,
-  findApiKey,
-  isWellFormedApiKey,
-  listApiKeys,
-  MAX_ROTATION_OVERLAP_MS,
-  type NewApiKey,
-  type RotateError,
-  revokeApiKey,
-  revokeWorkspaceApiKey,
-  rotateApiKey,
-} from './keys.ts';
 export type { DocumentedRoute } from './openapi.ts';
-export { decodeCursor, encodeCursor } from './pagination.ts';
 export { PRINCIPAL_HANDLE_HEADER, principalHandle } from './principal-handles.ts';
 
 export const API_PREFIX = '/api/v1';

@@ -1,11 +1,12 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { everyPage, type Page, type PageRequest, PositionMismatchError } from '../db/keyset.ts';
+import { readPageAt } from '../db/cursor.ts';
+import { everyPage, type Page, type PageRequest } from '../db/keyset.ts';
 import { problem, sendProblem } from '../http/problem.ts';
 import type { Clock } from '../shared/clock.ts';
 import { type CsvColumn, csvChunks, csvColumnsOf } from '../shared/csv.ts';
 import { workspaceOf } from './auth.ts';
-import { decodeCursor, encodeCursor, pageItemSchema, splitListQuery } from './pagination.ts';
+import { pageItemSchema, splitListQuery } from './pagination.ts';
 
 /** How lists export as CSV: rows read per query, and the clock that dates the file's name. */
 export interface ListExportSettings {
@@ -60,23 +61,17 @@ export async function answerList<Q extends ListQuery, Item>(
     await sendCsvExport(request, reply, list, (page) => fetch(workspaceId, filter, page));
     return undefined;
   }
-  const scope = { workspaceId, list, filter };
-  const after = cursor === undefined ? undefined : decodeCursor(cursor, scope);
-  if (cursor !== undefined && after === undefined) {
+  const page = await readPageAt(
+    (at) => fetch(workspaceId, filter, at),
+    { workspaceId, list, filter },
+    limit,
+    cursor,
+  );
+  if (!page) {
     sendInvalidCursor(request, reply);
     return undefined;
   }
-  let page: Page<Item>;
-  try {
-    page = await fetch(workspaceId, filter, { limit, after });
-  } catch (error) {
-    if (error instanceof PositionMismatchError) {
-      sendInvalidCursor(request, reply);
-      return undefined;
-    }
-    throw error;
-  }
-  return { data: page.items, next_cursor: page.next ? encodeCursor(page.next, scope) : null };
+  return { data: page.items, next_cursor: page.nextCursor };
 }
 
 function sendInvalidCursor(request: FastifyRequest, reply: FastifyReply): void {

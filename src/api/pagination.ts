@@ -1,7 +1,4 @@
 import { type Static, type TObject, type TProperties, type TSchema, Type } from 'typebox';
-import type { Position } from '../db/keyset.ts';
-import { sha256Hex } from '../shared/ids.ts';
-import { canonicalJson } from '../shared/jcs.ts';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
@@ -49,41 +46,6 @@ export function pageItemSchema(schema: unknown): TSchema | undefined {
 }
 
 type PageQuery = Static<TObject<typeof pageProperties>>;
-
-/**
- * A cursor is opaque to clients: the position of the last row plus a fingerprint of the workspace,
- * the list and its filters, so a cursor replayed with other filters (or by another workspace's
- * key) is refused instead of silently skipping rows.
- */
-export interface CursorScope {
-  workspaceId: string;
-  list: string;
-  filter: Record<string, unknown>;
-}
-
-function fingerprint(scope: CursorScope): string {
-  return sha256Hex(canonicalJson([scope.workspaceId, scope.list, scope.filter])).slice(0, 16);
-}
-
-export function encodeCursor(position: Position, scope: CursorScope): string {
-  return Buffer.from(JSON.stringify({ p: position, f: fingerprint(scope) })).toString('base64url');
-}
-
-/** The position a cursor names, or undefined when it is not one of ours for this list and filter. */
-export function decodeCursor(cursor: string, scope: CursorScope): Position | undefined {
-  try {
-    const decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as {
-      p?: unknown;
-      f?: unknown;
-    };
-    const position = decoded.p;
-    if (decoded.f !== fingerprint(scope) || !Array.isArray(position)) return undefined;
-    if (!position.every((value) => typeof value === 'string' || typeof value === 'number')) return undefined;
-    return position;
-  } catch {
-    return undefined;
-  }
-}
 
 /** Splits a validated list query into its filter and the page request. */
 export function splitListQuery<Q extends PageQuery>(

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Principal } from './keys.ts';
+import type { Principal } from '../api-keys/index.ts';
 
 /** The header an in-process request (`app.inject`) names its principal's handle in. */
 export const PRINCIPAL_HANDLE_HEADER = 'x-svc-principal-handle';

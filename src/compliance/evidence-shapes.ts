@@ -1,6 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { HttpUrl, IdInput, iso, isoOrNull, Nullable, RecordId, Text, Timestamp } from '../shared/wire.ts';
 import type { FileStore } from '../storage/index.ts';
+import type { WorkspaceLock } from '../webhooks/index.ts';
 import type { EvidenceKind, EvidenceTable } from './compliance.table.ts';
 import type { ComplianceDeps } from './shared.ts';
 
@@ -147,10 +148,21 @@ export interface EvidenceFailpoints {
   hit(name: EvidenceFailpointName): Promise<void>;
 }
 
-export interface EvidenceDeps extends ComplianceDeps {
-  /** Where uploaded files live (EVIDENCE_STORAGE), under names the server chose. */
+/** Where evidence files live (EVIDENCE_STORAGE), and (in tests) where an upload "crashes". */
+export interface EvidenceStorage {
+  /** Files under names the server chose. */
   store: FileStore;
   failpoints?: EvidenceFailpoints;
+}
+
+/** Where the REST API serves the file of an evidence: its `download_url`. */
+export function evidenceFileUrl(baseUrl: string, evidenceId: string): string {
+  return `${baseUrl}/api/v1/evidence/${evidenceId}/file`;
+}
+
+export interface EvidenceDeps extends ComplianceDeps, EvidenceStorage {
+  /** The workspace's lock, under which an upload counts against the plan's storage. */
+  lockWorkspace: WorkspaceLock;
   /** Where the API serves the file of an evidence (its `download_url`). */
   downloadUrl: (evidenceId: string) => string;
   /** Hears of stored files that could not be removed; they are left behind, the change stands. */

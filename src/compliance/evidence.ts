@@ -7,6 +7,7 @@ import { inTransaction } from '../db/transaction.ts';
 import { newId } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
 import { epochMsOf, isoOrNull } from '../shared/wire.ts';
+import type { WorkspaceLock } from '../webhooks/index.ts';
 import type { EvidenceKind, EvidenceTable } from './compliance.table.ts';
 import { type StagedFile, storedFileName } from './evidence-files.ts';
 import {
@@ -180,21 +181,17 @@ const NO_FILE = {
 };
 
 /**
- * Whether `adding` more bytes fit in the plan's evidence storage. The workspace's row is written
- * (changing nothing) to read its plan, which holds its lock until the transaction ends: two
- * uploads at once add up one after the other.
+ * Whether `adding` more bytes fit in the plan's evidence storage. The plan is read under the
+ * workspace's lock, held until the transaction ends: two uploads at once add up one after the
+ * other.
  */
 async function storageRefusal(
   trx: Tx,
+  lockWorkspace: WorkspaceLock,
   workspaceId: string,
   adding: number,
 ): Promise<PlanLimitReached | undefined> {
-  const workspace = await trx
-    .updateTable('workspaces')
-    .set((eb) => ({ id: eb.ref('id') }))
-    .where('id', '=', workspaceId)
-    .returning('plan')
-    .executeTakeFirst();
+  const workspace = await lockWorkspace(trx, workspaceId);
   if (!workspace) return undefined;
   const stored = await evidenceBytesStored(trx, workspaceId);
   return checkEntitlement(workspace.plan, 'evidence_storage_bytes', stored, adding);
@@ -219,7 +216,7 @@ async function insertEvidence(
 ): Promise<Result<Evidence, ComplianceError>> {
   return inTransaction(deps.db, async (trx) => {
     if (content.file_size !== null) {
-      const refusal = await storageRefusal(trx, workspaceId, content.file_size);
+      const refusal = await storageRefusal(trx, deps.lockWorkspace, workspaceId, content.file_size);
       if (refusal) return err(refusal);
     }
     const controls = await knownControls(trx, workspaceId, controlIds);

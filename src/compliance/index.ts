@@ -72,8 +72,10 @@ export {
   type EvidenceFailpoints,
   EvidenceFile,
   EvidenceFilter,
+  type EvidenceStorage,
   EvidenceUploadFields,
   EvidenceUploadForm,
+  evidenceFileUrl,
   UpdateEvidenceBody,
 } from './evidence-shapes.ts';
 export {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { PRINCIPAL_HANDLE_HEADER, type Principal, principalHandle } from '../api/index.ts';
+import { PRINCIPAL_HANDLE_HEADER, principalHandle } from '../api/index.ts';
+import type { Principal } from '../api-keys/index.ts';
 import type { ApiTool } from './tools.ts';
 
 /** Who runs a tool: the principal the MCP request authenticated as, from where. */

@@ -1,5 +1,6 @@
 import type { ListResourcesResult, ReadResourceResult } from '@modelcontextprotocol/server';
 import { ResourceNotFoundError } from '@modelcontextprotocol/server';
+import { decodeToken, encodeToken } from '../db/cursor.ts';
 import { type Caller, runRoute } from './calls.ts';
 import type { McpDeps } from './context.ts';
 import { type ApiTool, toolsFromRoutes } from './tools.ts';
@@ -30,19 +31,17 @@ function toolNamed(deps: McpDeps, name: string): ApiTool {
 }
 
 function encodeCursor(kind: Kind, cursor: string | null): string {
-  return Buffer.from(JSON.stringify({ kind, cursor })).toString('base64url');
+  return encodeToken({ kind, cursor });
 }
 
 function decodeCursor(cursor: string | undefined): { kind: Kind; cursor: string | null } {
-  if (cursor === undefined) return { kind: 'controls', cursor: null };
-  try {
-    const decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (
-      (decoded.kind === 'controls' || decoded.kind === 'policies') &&
-      (decoded.cursor === null || typeof decoded.cursor === 'string')
-    )
-      return decoded;
-  } catch {}
+  const decoded =
+    cursor === undefined ? undefined : (decodeToken(cursor) as { kind?: unknown; cursor?: unknown });
+  if (
+    (decoded?.kind === 'controls' || decoded?.kind === 'policies') &&
+    (decoded.cursor === null || typeof decoded.cursor === 'string')
+  )
+    return decoded as { kind: Kind; cursor: string | null };
   return { kind: 'controls', cursor: null };
 }
 

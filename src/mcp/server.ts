@@ -7,7 +7,7 @@ import {
   Server,
 } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { authenticateApiKey, isWellFormedApiKey, type Principal } from '../api/index.ts';
+import { authenticateApiKey, isWellFormedApiKey, type Principal } from '../api-keys/index.ts';
 import { problem, sendProblem } from '../http/problem.ts';
 import { mcpResourceOf, protectedResourceMetadataUrl, verifyAccessToken } from '../oauth/index.ts';
 import { type Caller, runRoute, ToolInputError } from './calls.ts';

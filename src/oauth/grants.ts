@@ -5,7 +5,7 @@ import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { constantTimeEqual, newId, newSecret, sha256Hex } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
-import { canManageWorkspace, findMembership } from '../workspace/index.ts';
+import { canManageWorkspace, findMembership, findWorkspacePlan } from '../workspace/index.ts';
 import { allowsRedirect, type OAuthClient, resolveClient } from './clients.ts';
 import {
   ACCESS_TOKEN_TTL_MS,
@@ -421,7 +421,6 @@ export async function verifyAccessToken(
     .selectFrom('oauth_tokens')
     .innerJoin('oauth_grants', 'oauth_grants.id', 'oauth_tokens.grant_id')
     .innerJoin('oauth_clients', 'oauth_clients.id', 'oauth_grants.client_ref')
-    .innerJoin('workspaces', 'workspaces.id', 'oauth_grants.workspace_id')
     .select([
       'oauth_tokens.expires_at',
       'oauth_tokens.resource',
@@ -433,12 +432,12 @@ export async function verifyAccessToken(
       'oauth_grants.revoked_at',
       'oauth_grants.last_used_at',
       'oauth_clients.name as client_name',
-      'workspaces.plan',
     ])
     .where('oauth_tokens.token_hash', '=', sha256Hex(token))
     .where('oauth_tokens.kind', '=', 'access')
     .executeTakeFirst();
-  if (!row || row.revoked_at !== null) return err('invalid');
+  const plan = row && (await findWorkspacePlan(deps.db, row.workspace_id));
+  if (!row || !plan || row.revoked_at !== null) return err('invalid');
   if (row.expires_at <= now) return err('expired');
   if (row.resource !== resource) return err('wrong_resource');
   const membership = await findMembership(deps.db, row.workspace_id, row.user_id);
@@ -453,7 +452,7 @@ export async function verifyAccessToken(
   return ok({
     grantId: row.grant_id,
     workspaceId: row.workspace_id,
-    plan: row.plan,
+    plan,
     access: row.access,
     clientName: row.client_name,
     userId: row.user_id,

@@ -1,5 +1,5 @@
-import type { EvidenceStorage } from '../api/index.ts';
 import type { BillingDeps } from '../billing/index.ts';
+import type { EvidenceStorage } from '../compliance/index.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/schema.ts';
 import type { OrderLinks } from '../purchase/index.ts';

@@ -5,6 +5,7 @@ import {
   type ControlTheme,
   countOpenRisksByRating,
   type Evidence,
+  evidenceFileUrl,
   getControl,
   listEvidence,
   listRisks,
@@ -158,7 +159,7 @@ export async function workspaceGlance(deps: WebDeps, workspaceId: string): Promi
   const summary = await readiness(deps, workspaceId);
   const tasks = await listTasks(deps, workspaceId, { status: 'open' }, { limit: SHOWN_TASKS + 1 });
   const evidence = await listEvidence(
-    { db: deps.db, downloadUrl: (id) => `${deps.config.baseUrl}/api/v1/evidence/${id}/file` },
+    { db: deps.db, downloadUrl: (id) => evidenceFileUrl(deps.config.baseUrl, id) },
     workspaceId,
     {},
     { limit: SHOWN_EVIDENCE },

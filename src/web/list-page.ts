@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type TSchema, Type } from 'typebox';
-import { decodeCursor, encodeCursor } from '../api/index.ts';
-import { everyPage, type Page, type PageRequest, PositionMismatchError } from '../db/keyset.ts';
+import { readPageAt } from '../db/cursor.ts';
+import { everyPage, type Page, type PageRequest } from '../db/keyset.ts';
 import { csvLine } from '../shared/csv.ts';
 import { STORABLE_TEXT } from '../shared/text.ts';
 import { CalendarDate } from '../shared/wire.ts';
@@ -155,15 +155,13 @@ export async function readList<Item>(
   const filter = filterOf(definition, query);
   const scope = cursorScope(workspaceId, definition.name, filter);
   const cursor = typeof query.cursor === 'string' ? query.cursor : undefined;
-  const after = cursor === undefined ? undefined : decodeCursor(cursor, scope);
-  if (cursor !== undefined && !after) return undefined;
-  let page: Page<Item>;
-  try {
-    page = await definition.read(workspaceId, filter, { limit: definition.pageSize, after });
-  } catch (error) {
-    if (error instanceof PositionMismatchError) return undefined;
-    throw error;
-  }
+  const page = await readPageAt(
+    (at) => definition.read(workspaceId, filter, at),
+    scope,
+    definition.pageSize,
+    cursor,
+  );
+  if (!page) return undefined;
   const path = `/w/${workspaceId}/${definition.name}`;
   return {
     items: page.items,
@@ -171,9 +169,9 @@ export async function readList<Item>(
     filter,
     path,
     isFiltered: Object.keys(filter).length > 0,
-    isFirstPage: after === undefined,
+    isFirstPage: cursor === undefined,
     firstPageUrl: withQuery(path, filter),
-    nextPageUrl: page.next ? withQuery(path, { ...filter, cursor: encodeCursor(page.next, scope) }) : null,
+    nextPageUrl: page.nextCursor ? withQuery(path, { ...filter, cursor: page.nextCursor }) : null,
     csvUrl: definition.csv ? withQuery(`${path}.csv`, filter) : null,
   };
 }

@@ -1,14 +1,25 @@
-import type { PlanLimitReached } from '../catalog/index.ts';
-import type { Db } from '../db/schema.ts';
+import type { PlanId, PlanLimitReached } from '../catalog/index.ts';
+import type { Db, Tx } from '../db/schema.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { TargetPolicy, TargetRefusal } from './target.ts';
 import type { SubscriptionStatus } from './webhooks.table.ts';
 
-/** What managing subscriptions needs: the database, the clock and the outbound-target policy. */
+/**
+ * Takes the workspace's row until the transaction ends and answers its plan; undefined when there
+ * is no such workspace. The workspace module's `lockWorkspace`: the module that owns the row, above
+ * this one, hands it in, as every change counted against the plan serializes on it.
+ */
+export type WorkspaceLock = (trx: Tx, workspaceId: string) => Promise<{ plan: PlanId } | undefined>;
+
+/**
+ * What managing subscriptions needs: the database, the clock, the outbound-target policy and the
+ * workspace's lock.
+ */
 export interface WebhookDeps {
   db: Db;
   clock: Clock;
   targets: TargetPolicy;
+  lockWorkspace: WorkspaceLock;
 }
 
 /** What a subscription change can run into besides success; the API answers 404, 400 or 409. */

@@ -3,6 +3,7 @@ export type {
   DeliveryDeps,
   WebhookDeps,
   WebhookError,
+  WorkspaceLock,
 } from './context.ts';
 export {
   DeliveriesFilter,

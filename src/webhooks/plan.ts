@@ -28,18 +28,14 @@ export interface SubscriptionsPlanApplied {
  * subscription paused by a person or disabled for failing is neither counted nor resumed.
  * Pausing cancels the pending deliveries and nothing is queued while paused, so a resumed
  * subscription receives only the events published after it resumed. Running it twice changes
- * nothing the second time; each change is in the audit log (actor System).
+ * nothing the second time; each change is in the audit log (actor System). The caller holds the
+ * workspace's lock (it changes the plan under it), the one a concurrent creation or resumption
+ * also takes.
  */
 export async function applyPlanToSubscriptions(
   trx: Tx,
   { workspaceId, plan, clock }: PlanForSubscriptions,
 ): Promise<SubscriptionsPlanApplied> {
-  // The workspace's row is the lock a concurrent creation or resumption also takes.
-  await trx
-    .updateTable('workspaces')
-    .set((eb) => ({ id: eb.ref('id') }))
-    .where('id', '=', workspaceId)
-    .execute();
   // Read locked: a pause by the user committed meanwhile is seen (and the row left alone) instead
   // of being overwritten as a pause for the plan, which a later upgrade would undo.
   const rows = await lockingRead(

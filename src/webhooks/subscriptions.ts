@@ -216,21 +216,6 @@ async function checkedUrl(deps: WebhookDeps, url: string): Promise<Result<string
   return target.ok ? ok(target.value.url.href) : err({ code: 'target_refused', refusal: target.error });
 }
 
-/**
- * The workspace's plan, read while writing its row (changing nothing): the row stays locked until
- * the transaction ends, so two concurrent creations count one after the other. Undefined when
- * there is no such workspace.
- */
-async function lockWorkspacePlan(trx: Tx, workspaceId: string) {
-  const row = await trx
-    .updateTable('workspaces')
-    .set((eb) => ({ id: eb.ref('id') }))
-    .where('id', '=', workspaceId)
-    .returning('plan')
-    .executeTakeFirst();
-  return row?.plan;
-}
-
 /** The target is checked (resolving its host) before the transaction, so no lock waits on DNS. */
 export async function createSubscription(
   deps: WebhookDeps,
@@ -241,7 +226,8 @@ export async function createSubscription(
   const url = await checkedUrl(deps, body.url);
   if (!url.ok) return url;
   return inTransaction(deps.db, async (trx) => {
-    const plan = await lockWorkspacePlan(trx, workspaceId);
+    // Under the workspace's lock, two concurrent creations count one after the other.
+    const plan = (await deps.lockWorkspace(trx, workspaceId))?.plan;
     if (!plan) return err(notFound);
     const { count } = await trx
       .selectFrom('webhook_subscriptions')
@@ -289,7 +275,7 @@ export async function updateSubscription(
   return inTransaction(deps.db, async (trx) => {
     // Workspace before subscription, the order a plan change locks them in (it pauses and resumes
     // subscriptions under the workspace's lock); the other order could deadlock with it.
-    const plan = body.status === 'enabled' ? await lockWorkspacePlan(trx, workspaceId) : undefined;
+    const plan = body.status === 'enabled' ? (await deps.lockWorkspace(trx, workspaceId))?.plan : undefined;
     const existing = await lockSubscriptionRow(trx, workspaceId, id);
     if (!existing) return err(notFound);
     if (plan && existing.status === 'disabled') {

@@ -4,7 +4,7 @@ import { DAY_MS } from '../shared/clock.ts';
 import { isEmailAddress } from '../shared/email.ts';
 import { err, ok, type Result } from '../shared/result.ts';
 import { invitationStatus, reissueInvitation } from './invitations.ts';
-import { membersWithAddress } from './member-addresses.ts';
+import { memberAddress, membersWithAddress } from './member-addresses.ts';
 import {
   couldBeId,
   deleteMember,
@@ -93,9 +93,7 @@ export function inviteAuditor(
       return err({ code: 'invalid_date' as const });
     }
     const holder = await membersWithAddress(trx, input.workspaceId)
-      .where((eb) =>
-        eb(eb.fn('lower', [eb.fn.coalesce('users.email', 'member.email')]), '=', email.toLowerCase()),
-      )
+      .where((eb) => eb(eb.fn('lower', [memberAddress()]), '=', email.toLowerCase()))
       .executeTakeFirst();
     if (holder && holder.role !== 'auditor') return err({ code: 'already_member' as const });
     if (!holder && (await peopleHeld(trx, 'auditors', input.workspaceId, email, now)) >= AUDITORS_MAX) {

@@ -29,6 +29,7 @@ export {
   type ResendError,
   resendInvitation,
 } from './invitations.ts';
+export { findWorkspacePlan, type LockedWorkspace, lockWorkspace } from './lock.ts';
 export { memberAddressChanged } from './member-addresses.ts';
 export {
   assignableRoles,

@@ -1,4 +1,5 @@
 import { type ExpressionBuilder, type RawBuilder, sql } from 'kysely';
+import { accountEmailOf } from '../accounts/index.ts';
 import type { Database, Db, Tx } from '../db/schema.ts';
 
 /** A filter on the `email` of invitations or members: the same address, compared without case. */
@@ -15,25 +16,24 @@ export function sameAddress(email: string) {
 export function membersWithAddress(db: Db, workspaceId: string) {
   return db
     .selectFrom('workspace_members as member')
-    .leftJoin('users', 'users.id', 'member.user_id')
-    .select((eb) => [
-      'member.id',
-      'member.role',
-      'member.user_id',
-      'member.created_at',
-      eb.fn.coalesce('users.email', 'member.email').as('email'),
-    ])
+    .select(['member.id', 'member.role', 'member.user_id', 'member.created_at', memberAddress().as('email')])
     .where('member.workspace_id', '=', workspaceId)
     .orderBy('member.created_at')
     .orderBy('member.id');
 }
 
+/**
+ * The address of a member of `membersWithAddress` (`member`): its account's now, or the one it was
+ * invited with while it has no account.
+ */
+export function memberAddress(): RawBuilder<string> {
+  return sql<string>`coalesce(${accountEmailOf('member.user_id')}, ${sql.ref('member.email')})`;
+}
+
 /** Whether someone of the workspace has `email` as their address now (compared without case). */
 export async function isMemberAddress(db: Db, workspaceId: string, email: string): Promise<boolean> {
   const found = await membersWithAddress(db, workspaceId)
-    .where((eb) =>
-      eb(eb.fn('lower', [eb.fn.coalesce('users.email', 'member.email')]), '=', email.trim().toLowerCase()),
-    )
+    .where((eb) => eb(eb.fn('lower', [memberAddress()]), '=', email.trim().toLowerCase()))
     .executeTakeFirst();
   return found !== undefined;
 }
@@ -44,29 +44,16 @@ export async function isMemberAddress(db: Db, workspaceId: string, email: string
  * invitation to it, instead of taking over the old holder's membership.
  */
 export async function releaseFormerAddress(trx: Tx, workspaceId: string, email: string): Promise<void> {
+  const accountAddress = accountEmailOf('workspace_members.user_id');
   await trx
     .updateTable('workspace_members')
-    .set({
-      email: (eb) =>
-        eb.selectFrom('users').select('users.email').whereRef('users.id', '=', 'workspace_members.user_id'),
-    })
+    .set({ email: sql<string>`${accountAddress}` })
     .where('workspace_id', '=', workspaceId)
     .where(sameAddress(email))
     .where('user_id', 'is not', null)
-    .where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom('users')
-          .select('users.id')
-          .whereRef('users.id', '=', 'workspace_members.user_id')
-          .where(sql<boolean>`lower(users.email) <> ${email.trim().toLowerCase()}`),
-      ),
-    )
-    .where(({ not }) =>
-      not(
-        addressHeldByAnother(sql`(select users.email from users where users.id = workspace_members.user_id)`),
-      ),
-    )
+    // Null (no account) is neither equal nor unequal: such a row is left alone.
+    .where(sql<boolean>`lower(${accountAddress}) <> ${email.trim().toLowerCase()}`)
+    .where(({ not }) => not(addressHeldByAnother(accountAddress)))
     .execute();
 }
 

@@ -6,6 +6,7 @@ import { isEmailAddress } from '../shared/email.ts';
 import { err, ok, type Result } from '../shared/result.ts';
 import { isStorableText } from '../shared/text.ts';
 import { invitationStatus, reissueInvitation } from './invitations.ts';
+import { lockWorkspace } from './lock.ts';
 import { isMemberAddress, membersWithAddress, sameAddress } from './member-addresses.ts';
 import { getWorkspace, type Workspace, type WorkspaceContext } from './service.ts';
 import type { MemberRole } from './workspace.table.ts';
@@ -182,12 +183,7 @@ export interface MemberRow {
  * takes its write lock at BEGIN IMMEDIATE anyway.
  */
 export async function lockMembers(trx: Tx, workspaceId: string): Promise<boolean> {
-  const locked = await trx
-    .updateTable('workspaces')
-    .set((eb) => ({ id: eb.ref('id') }))
-    .where('id', '=', workspaceId)
-    .executeTakeFirst();
-  return locked.numUpdatedRows > 0n;
+  return (await lockWorkspace(trx, workspaceId)) !== undefined;
 }
 
 async function memberBy(trx: Tx, workspaceId: string, by: { userId: string } | { memberId: string }) {

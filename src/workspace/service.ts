@@ -6,6 +6,7 @@ import type { Db, Tx } from '../db/schema.ts';
 import type { Clock } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
 import { applyPlanToSubscriptions, publishEvent } from '../webhooks/index.ts';
+import { lockWorkspace } from './lock.ts';
 import { sendInvitation } from './send-invitation.ts';
 import { sendMovedToFree } from './term-notices.ts';
 
@@ -236,18 +237,6 @@ export interface AddedTerm {
 }
 
 /**
- * Takes the workspace's row for the rest of the transaction, so that purchases adding terms and
- * the sweep ending one follow one another: the sweep then sees a next term committed meanwhile.
- */
-async function lockWorkspace(trx: Tx, workspaceId: string): Promise<void> {
-  await trx
-    .updateTable('workspaces')
-    .set((eb) => ({ id: eb.ref('id') }))
-    .where('id', '=', workspaceId)
-    .execute();
-}
-
-/**
  * When a paid term bought at `at` starts: then on Free, and then too when the last paid term has
  * already ended (the term-end sweep has not closed it yet: a term never starts in the past);
  * otherwise when the last paid term ends.
@@ -266,12 +255,10 @@ export function paidTermStart(plan: PlanId, lastPaidTermEndsAt: Date | undefined
 export async function addPaidTerm(trx: Tx, input: PaidTermInput, ctx: WorkspaceContext): Promise<AddedTerm> {
   const { clock } = ctx;
   const now = input.at;
-  await lockWorkspace(trx, input.workspaceId);
-  const workspace = await trx
-    .selectFrom('workspaces')
-    .select('plan')
-    .where('id', '=', input.workspaceId)
-    .executeTakeFirstOrThrow();
+  // Under the workspace's lock, purchases adding terms and the sweep ending one follow one
+  // another: the sweep then sees a next term committed meanwhile.
+  const workspace = await lockWorkspace(trx, input.workspaceId);
+  if (!workspace) throw new Error(`no workspace ${input.workspaceId}`);
   const last = await trx
     .selectFrom('workspace_terms')
     .select('ends_at')

@@ -1,10 +1,11 @@
 import { type AuditSource, recordAuditEvent } from '../audit/index.ts';
-import type { Db, Tx } from '../db/schema.ts';
+import type { Db } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import type { Clock } from '../shared/clock.ts';
 import { err, ok, type Result } from '../shared/result.ts';
 import { isStorableText } from '../shared/text.ts';
 import { publishEvent } from '../webhooks/index.ts';
+import { lockWorkspace } from './lock.ts';
 
 /** A workspace's name, once trimmed: at least one and at most this many characters. */
 export const WORKSPACE_NAME_MAX = 100;
@@ -79,7 +80,8 @@ export async function renameWorkspace(
     return err({ code: 'not_found' });
   }
   return inTransaction(db, async (trx) => {
-    const current = await lockedWorkspace(trx, input.workspaceId);
+    // Locked, so two renames follow one another.
+    const current = await lockWorkspace(trx, input.workspaceId);
     if (!current) return err({ code: 'not_found' as const });
     if (input.by.kind === 'member') {
       const member = await trx
@@ -113,15 +115,4 @@ export async function renameWorkspace(
     });
     return ok({ ...rename, changed: true });
   });
-}
-
-/** The workspace's name, its row locked until the transaction ends, so two renames follow one another. */
-async function lockedWorkspace(trx: Tx, workspaceId: string): Promise<{ name: string } | undefined> {
-  const locked = await trx
-    .updateTable('workspaces')
-    .set((eb) => ({ id: eb.ref('id') }))
-    .where('id', '=', workspaceId)
-    .executeTakeFirst();
-  if (locked.numUpdatedRows === 0n) return undefined;
-  return trx.selectFrom('workspaces').select('name').where('id', '=', workspaceId).executeTakeFirst();
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { rotateApiKey } from '../../src/api/index.ts';
+import { rotateApiKey } from '../../src/api-keys/index.ts';
 import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
 import { walkPages } from '../helpers/api.ts';
 import { testDialect } from '../helpers/database.ts';

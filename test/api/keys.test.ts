@@ -9,7 +9,7 @@ import {
   listApiKeys,
   revokeApiKey,
   rotateApiKey,
-} from '../../src/api/index.ts';
+} from '../../src/api-keys/index.ts';
 import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
 import { loggerOptions } from '../../src/http/logging.ts';
 import { MINUTE_MS } from '../../src/shared/clock.ts';

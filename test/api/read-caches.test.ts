@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
-import { API_KEY_CACHE_MS, API_PREFIX, revokeApiKey } from '../../src/api/index.ts';
+import { API_PREFIX } from '../../src/api/index.ts';
+import { API_KEY_CACHE_MS, revokeApiKey } from '../../src/api-keys/index.ts';
 import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import {

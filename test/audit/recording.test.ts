@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createApiKey, revokeApiKey, rotateApiKey } from '../../src/api/index.ts';
+import { createApiKey, revokeApiKey, rotateApiKey } from '../../src/api-keys/index.ts';
 import { type AuditEvent, listAuditEvents, OPERATOR_SOURCE, userActor } from '../../src/audit/index.ts';
 import type { Db } from '../../src/db/schema.ts';
 import { inTransaction } from '../../src/db/transaction.ts';
@@ -12,7 +12,12 @@ import {
   updateSubscription,
   type WebhookDeps,
 } from '../../src/webhooks/index.ts';
-import { endElapsedTerms, provisionWorkspace, resendInvitation } from '../../src/workspace/index.ts';
+import {
+  endElapsedTerms,
+  lockWorkspace,
+  provisionWorkspace,
+  resendInvitation,
+} from '../../src/workspace/index.ts';
 import { testDialect } from '../helpers/database.ts';
 import { acceptAsNewAccount, startAppFixture, type WebClient, webClient } from '../helpers/web.ts';
 
@@ -176,6 +181,7 @@ describe(`the audit log records each change with who, what and where, on ${testD
       db,
       clock: fixture.runtime.clock,
       targets: { allowLoopback: true, resolveHost: async () => ['127.0.0.1'] },
+      lockWorkspace,
     };
     const { workspaceId } = await fixture.provision({ email: 'ada@example.com' });
     await db.deleteFrom('audit_events').execute();

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
-import { createApiKey } from '../../src/api/index.ts';
+import { createApiKey } from '../../src/api-keys/index.ts';
 import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
 import type { DatabaseConfig } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/database.ts';

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { encodeCursor } from '../../src/api/pagination.ts';
+import { encodeCursor } from '../../src/db/cursor.ts';
 import { createStripeAdapter } from '../../src/psp/index.ts';
 import { startPspSandbox } from '../../src/psp/sandbox/main.ts';
 import { ManualClock } from '../../src/shared/clock.ts';

@@ -1,5 +1,6 @@
 import type { TestContext } from 'node:test';
-import { API_PREFIX, createApiKey } from '../../src/api/index.ts';
+import { API_PREFIX } from '../../src/api/index.ts';
+import { createApiKey } from '../../src/api-keys/index.ts';
 import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
 import { inTransaction } from '../../src/db/transaction.ts';
 import { newId } from '../../src/shared/ids.ts';

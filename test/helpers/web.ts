@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { createApiKey } from '../../src/api/index.ts';
+import { createApiKey } from '../../src/api-keys/index.ts';
 import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
 import { inTransaction } from '../../src/db/transaction.ts';
 import type { MailTransport, OutgoingMail } from '../../src/mail/index.ts';

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { createApiKey } from '../../src/api/index.ts';
+import { createApiKey } from '../../src/api-keys/index.ts';
 import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
 import { listConnectedClients, REFRESH_TOKEN_TTL_MS, sweepOAuthData } from '../../src/oauth/index.ts';
 import { MINUTE_MS } from '../../src/shared/clock.ts';

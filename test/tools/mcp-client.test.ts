@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { main } from '../../scripts/mcp-client/main.ts';
-import { createApiKey } from '../../src/api/index.ts';
+import { createApiKey } from '../../src/api-keys/index.ts';
 import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
 import { startAppFixture } from '../helpers/web.ts';
 

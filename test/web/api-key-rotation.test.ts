@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { createUser, hashPassword } from '../../src/accounts/index.ts';
-import { createApiKey, revokeApiKey } from '../../src/api/index.ts';
+import { createApiKey, revokeApiKey } from '../../src/api-keys/index.ts';
 import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
 import { DAY_MS, MINUTE_MS } from '../../src/shared/clock.ts';
 import { newId } from '../../src/shared/ids.ts';

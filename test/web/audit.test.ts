@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createUser, hashPassword } from '../../src/accounts/index.ts';
-import { createApiKey } from '../../src/api/index.ts';
+import { createApiKey } from '../../src/api-keys/index.ts';
 import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
 import { newId } from '../../src/shared/ids.ts';
 import { assertAccessible, launchBrowser } from '../helpers/browser.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createApiKey } from '../../src/api/index.ts';
+import { createApiKey } from '../../src/api-keys/index.ts';
 import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
 import { getControl } from '../../src/compliance/index.ts';
 import { testDialect } from '../helpers/database.ts';

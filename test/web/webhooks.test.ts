@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { createUser, hashPassword } from '../../src/accounts/index.ts';
-import { createApiKey } from '../../src/api/index.ts';
+import { createApiKey } from '../../src/api-keys/index.ts';
 import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
 import { PLAN_ENTITLEMENTS } from '../../src/catalog/index.ts';
 import { newId } from '../../src/shared/ids.ts';
 import { createSubscription, getSubscription, type WebhookDeps } from '../../src/webhooks/index.ts';
+import { lockWorkspace } from '../../src/workspace/index.ts';
 import { testDialect } from '../helpers/database.ts';
 import {
   type AppFixture,
@@ -61,6 +62,7 @@ function hooksOf(fixture: AppFixture): WebhookDeps {
     db: runtime.database.db,
     clock: runtime.clock,
     targets: { allowLoopback: true, resolveHost: async () => [] },
+    lockWorkspace,
   };
 }
 

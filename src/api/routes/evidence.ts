@@ -10,6 +10,7 @@ import {
   EvidenceFile,
   EvidenceFilter,
   EvidenceUploadForm,
+  evidenceFileUrl,
   getEvidence,
   listEvidence,
   openEvidenceFile,
@@ -19,6 +20,7 @@ import {
 } from '../../compliance/index.ts';
 import { attachment, DOWNLOAD_HEADERS } from '../../http/download.ts';
 import { problem, sendProblem } from '../../http/problem.ts';
+import { lockWorkspace } from '../../workspace/index.ts';
 import { auditSourceOf, workspaceOf } from '../auth.ts';
 import type { SchemaCatalog } from '../catalog.ts';
 import { type ApiDeps, type ApiScope, DeletedRecord, IdParams } from '../context.ts';
@@ -39,12 +41,13 @@ export function evidenceRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCata
   catalog.name({ Evidence, EvidenceFile, CreateEvidenceLinkBody, EvidenceUploadForm, UpdateEvidenceBody });
   catalog.events(Evidence, 'evidence.created', 'evidence.updated', 'evidence.retired', 'evidence.restored');
   catalog.events(DeletedRecord, 'evidence.deleted');
-  const downloadUrl = (id: string) => `${deps.config.baseUrl}${app.prefix}/evidence/${id}/file`;
+  const downloadUrl = (id: string) => evidenceFileUrl(deps.config.baseUrl, id);
   const evidenceDeps = (request: FastifyRequest): EvidenceDeps => ({
     db: deps.db,
     clock: deps.clock,
     store: deps.evidence.store,
     failpoints: deps.evidence.failpoints,
+    lockWorkspace,
     downloadUrl,
     log: request.log,
   });

@@ -24,6 +24,7 @@ import {
   WebhookSubscriptionWithSecret,
   WebhookTestData,
 } from '../../webhooks/index.ts';
+import { lockWorkspace } from '../../workspace/index.ts';
 import { auditSourceOf, workspaceOf } from '../auth.ts';
 import type { SchemaCatalog } from '../catalog.ts';
 import { type ApiDeps, type ApiScope, IdParams } from '../context.ts';
@@ -62,7 +63,7 @@ function sendWebhookError(
 }
 
 export function hookRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog): void {
-  const hooks: WebhookDeps = { db: deps.db, clock: deps.clock, targets: deps.webhookTargets };
+  const hooks: WebhookDeps = { db: deps.db, clock: deps.clock, targets: deps.webhookTargets, lockWorkspace };
   catalog.name({
     WebhookSubscription,
     WebhookSubscriptionWithSecret,

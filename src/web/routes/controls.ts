@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { API_PREFIX } from '../../api/index.ts';
 import {
   type Control,
   type EvidenceDeps,
+  evidenceFileUrl,
   getControl,
   getEvidence,
   listControls,
@@ -15,7 +15,7 @@ import {
   updateEvidence,
 } from '../../compliance/index.ts';
 import type { Position } from '../../db/keyset.ts';
-import { canManageWorkspace, type Membership } from '../../workspace/index.ts';
+import { canManageWorkspace, lockWorkspace, type Membership } from '../../workspace/index.ts';
 import { userSourceOf } from '../audit.ts';
 import { allControls, allPeople, personChoices } from '../choices.ts';
 import { type FieldError, schemaErrors } from '../form-errors.ts';
@@ -242,7 +242,8 @@ export function controlRoutes(app: FastifyInstance, deps: RouteDeps): void {
     db: deps.db,
     clock: deps.clock,
     store: deps.evidence.store,
-    downloadUrl: (id) => `${deps.config.baseUrl}${API_PREFIX}/evidence/${id}/file`,
+    lockWorkspace,
+    downloadUrl: (id) => evidenceFileUrl(deps.config.baseUrl, id),
     log: request.log,
   });
 

@@ -2,7 +2,6 @@ import { finished } from 'node:stream/promises';
 import fastifyMultipart from '@fastify/multipart';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { API_PREFIX } from '../../api/index.ts';
 import { formatBytes, PLAN_ENTITLEMENTS } from '../../catalog/index.ts';
 import {
   ACCEPTED_FILE_TYPES,
@@ -19,6 +18,7 @@ import {
   type EvidenceListFilter,
   EvidenceUploadFields,
   evidenceBytesStored,
+  evidenceFileUrl,
   evidenceFormFields,
   evidenceUploadLimits,
   getEvidence,
@@ -33,7 +33,7 @@ import {
 } from '../../compliance/index.ts';
 import { attachment, DOWNLOAD_HEADERS } from '../../http/download.ts';
 import { frameworkError, statusOf } from '../../http/errors.ts';
-import { canManageWorkspace, type Workspace } from '../../workspace/index.ts';
+import { canManageWorkspace, lockWorkspace, type Workspace } from '../../workspace/index.ts';
 import { userSourceOf } from '../audit.ts';
 import { allControls, controlChoices, controlGroups } from '../choices.ts';
 import { type FieldError, schemaErrors } from '../form-errors.ts';
@@ -153,7 +153,8 @@ export function evidenceRoutes(app: FastifyInstance, deps: RouteDeps): void {
     clock: deps.clock,
     store: deps.evidence.store,
     failpoints: deps.evidence.failpoints,
-    downloadUrl: (id) => `${deps.config.baseUrl}${API_PREFIX}/evidence/${id}/file`,
+    lockWorkspace,
+    downloadUrl: (id) => evidenceFileUrl(deps.config.baseUrl, id),
     log: request.log,
   });
 

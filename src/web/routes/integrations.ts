@@ -9,7 +9,7 @@ import {
   type NewApiKey,
   revokeWorkspaceApiKey,
   rotateApiKey,
-} from '../../api/index.ts';
+} from '../../api-keys/index.ts';
 import { DAY_MS, HOUR_MS } from '../../shared/clock.ts';
 import type { Workspace } from '../../workspace/index.ts';
 import { userSourceOf } from '../audit.ts';

@@ -22,7 +22,7 @@ import {
   type WebhookError,
   type WebhookSubscription,
 } from '../../webhooks/index.ts';
-import type { Workspace } from '../../workspace/index.ts';
+import { lockWorkspace, type Workspace } from '../../workspace/index.ts';
 import { userSourceOf } from '../audit.ts';
 import { type FieldError, schemaErrors } from '../form-errors.ts';
 import { newFormId, onceForForm, sentBeforeMessage } from '../form-once.ts';
@@ -169,7 +169,7 @@ const MOST_SUBSCRIPTIONS_OF_ANY_PLAN = Math.max(
 );
 
 export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  const hooks: WebhookDeps = { db: deps.db, clock: deps.clock, targets: deps.webhookTargets };
+  const hooks: WebhookDeps = { db: deps.db, clock: deps.clock, targets: deps.webhookTargets, lockWorkspace };
   const listUrl = (workspace: Workspace) => `/w/${workspace.id}/integrations/webhooks`;
   const detailUrl = (workspace: Workspace, id: string) => `${listUrl(workspace)}/${id}`;
 

@@ -7,6 +7,7 @@ import { inTransaction } from '../db/transaction.ts';
 import { type Clock, DAY_MS } from '../shared/clock.ts';
 import { newId, sha256Hex } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
+import { findWorkspacePlan, lockWorkspace } from '../workspace/index.ts';
 import type { ApiKeysTable } from './api-keys.table.ts';
 
 /**
@@ -109,28 +110,19 @@ export async function createApiKey(
   source: AuditSource,
 ): Promise<Result<NewApiKey, PlanLimitReached | { code: 'workspace_not_found' }>> {
   return inTransaction(db, async (trx) => {
-    const plan = await lockWorkspacePlan(trx, input.workspaceId);
-    if (!plan) return err({ code: 'workspace_not_found' as const });
-    const refusal = checkEntitlement(plan, 'api_keys', await activeKeyCount(trx, clock, input.workspaceId));
+    // Under the workspace's lock, two keys created at once are counted one after the other.
+    const workspace = await lockWorkspace(trx, input.workspaceId);
+    if (!workspace) return err({ code: 'workspace_not_found' as const });
+    const refusal = checkEntitlement(
+      workspace.plan,
+      'api_keys',
+      await activeKeyCount(trx, clock, input.workspaceId),
+    );
     if (refusal) return err(refusal);
     const created = await insertApiKey(trx, clock, input);
     await recordKeyEvent(trx, clock, 'api_key.created', created.info, source);
     return ok(created);
   });
-}
-
-/**
- * The workspace's plan, read while writing its row (changing nothing): the row stays locked until
- * the transaction ends, so two keys created at once are counted one after the other.
- */
-async function lockWorkspacePlan(trx: Tx, workspaceId: string): Promise<PlanId | undefined> {
-  const row = await trx
-    .updateTable('workspaces')
-    .set((eb) => ({ id: eb.ref('id') }))
-    .where('id', '=', workspaceId)
-    .returning('plan')
-    .executeTakeFirst();
-  return row?.plan;
 }
 
 /** Keys that work now or later: neither revoked nor expired (a rotated key counts until it stops). */
@@ -292,11 +284,15 @@ export async function rotateApiKey(
   const rotated = await inTransaction(db, async (trx) => {
     const found = await findApiKey(trx, keyId);
     if (!found) return err({ code: 'not_found' as const });
-    const plan = await lockWorkspacePlan(trx, found.workspaceId);
-    if (!plan) return err({ code: 'not_found' as const });
+    const workspace = await lockWorkspace(trx, found.workspaceId);
+    if (!workspace) return err({ code: 'not_found' as const });
     const now = clock.now().getTime();
     if (revokeOldAt.getTime() > now) {
-      const refusal = checkEntitlement(plan, 'api_keys', await activeKeyCount(trx, clock, found.workspaceId));
+      const refusal = checkEntitlement(
+        workspace.plan,
+        'api_keys',
+        await activeKeyCount(trx, clock, found.workspaceId),
+      );
       if (refusal) return err(refusal);
     }
     const claimed = await trx
@@ -407,27 +403,18 @@ export async function authenticateApiKey(
   if (!isWellFormedApiKey(presented)) return err('invalid');
   const row = await db
     .selectFrom('api_keys')
-    .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
-    .select([
-      'api_keys.id',
-      'api_keys.workspace_id',
-      'api_keys.name',
-      'api_keys.prefix',
-      'api_keys.revoked_at',
-      'api_keys.expires_at',
-      'api_keys.last_used_at',
-      'workspaces.plan',
-    ])
-    .where('api_keys.key_hash', '=', sha256Hex(presented))
+    .select(['id', 'workspace_id', 'name', 'prefix', 'revoked_at', 'expires_at', 'last_used_at'])
+    .where('key_hash', '=', sha256Hex(presented))
     .executeTakeFirst();
-  if (!row) return err('invalid');
+  const plan = row && (await findWorkspacePlan(db, row.workspace_id));
+  if (!row || !plan) return err('invalid');
   const verified: VerifiedKey = {
     principal: {
       keyId: row.id,
       workspaceId: row.workspace_id,
       name: row.name,
       prefix: row.prefix,
-      plan: row.plan,
+      plan,
     },
     revokedAt: row.revoked_at,
     expiresAt: row.expires_at,

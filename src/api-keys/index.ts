@@ -1,0 +1,17 @@
+export {
+  API_KEY_CACHE_MS,
+  API_KEY_SCAN_PATTERN,
+  type ApiKeyInfo,
+  authenticateApiKey,
+  createApiKey,
+  findApiKey,
+  isWellFormedApiKey,
+  listApiKeys,
+  MAX_ROTATION_OVERLAP_MS,
+  type NewApiKey,
+  type Principal,
+  type RotateError,
+  revokeApiKey,
+  revokeWorkspaceApiKey,
+  rotateApiKey,
+} from './keys.ts';
