@@ -15,7 +15,6 @@ import type { UcpOrdersTable, UcpPlatformsTable } from '../channels/ucp/ucp.tabl
 import type { CheckoutSessionsTable } from '../checkout/checkout.table.ts';
 import type {
   ControlsTable,
-  ControlsVersionsTable,
   EvidenceControlsTable,
   EvidenceTable,
   PeopleTable,
@@ -88,7 +87,6 @@ export interface Database {
   api_keys: ApiKeysTable;
   people: PeopleTable;
   controls: ControlsTable;
-  controls_versions: ControlsVersionsTable;
   tasks: TasksTable;
   evidence: EvidenceTable;
   evidence_controls: EvidenceControlsTable;
