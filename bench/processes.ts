@@ -14,13 +14,17 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** A Node script in a process of its own; its output goes to `logFile`, or is piped when absent. */
+/**
+ * A Node script in a process of its own; its output goes to `logFile`, or is piped when absent.
+ * `BENCH_NODE_ARGS` (say `--cpu-prof --cpu-prof-dir=/tmp/prof`) is passed to it.
+ */
 export function startNode(
   script: string,
   args: string[],
   options: { env?: NodeJS.ProcessEnv; logFile?: string },
 ) {
-  const child = spawn(process.execPath, [script, ...args], {
+  const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
     env: options.env ?? process.env,
     stdio: ['ignore', options.logFile ? 'pipe' : 'pipe', 'inherit'],
   });

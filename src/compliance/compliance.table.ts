@@ -59,12 +59,6 @@ export interface EvidenceTable {
   updated_at: number;
 }
 
-/** Written only by the triggers of migration 0018: moves with every write to a workspace's controls. */
-export interface ControlsVersionsTable {
-  workspace_id: string;
-  version: number;
-}
-
 export interface EvidenceControlsTable {
   evidence_id: string;
   control_id: string;
@@ -193,7 +187,6 @@ declare module '../db/schema.ts' {
   interface Database {
     people: PeopleTable;
     controls: ControlsTable;
-    controls_versions: ControlsVersionsTable;
     tasks: TasksTable;
     evidence: EvidenceTable;
     evidence_controls: EvidenceControlsTable;

@@ -21,7 +21,6 @@ export {
   CONTROL_THEMES,
   Control,
   ControlsFilter,
-  controlsVersion,
   getControl,
   listControls,
   Readiness,

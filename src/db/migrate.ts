@@ -32,6 +32,7 @@ import * as instanceHeartbeats from './migrations/0030_instance_heartbeats.ts';
 import * as signingKeys from './migrations/0031_signing_keys.ts';
 import * as orderFollowers from './migrations/0032_order_followers.ts';
 import * as readsNotify from './migrations/0033_reads_notify.ts';
+import * as controlsVersionsDropped from './migrations/0034_controls_versions_dropped.ts';
 
 /** The one ordered set of migrations, for both dialects. Append only; never edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -67,6 +68,7 @@ export const migrations: Record<string, Migration> = {
   '0031_signing_keys': signingKeys,
   '0032_order_followers': orderFollowers,
   '0033_reads_notify': readsNotify,
+  '0034_controls_versions_dropped': controlsVersionsDropped,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema

@@ -10,6 +10,7 @@ import {
   SqliteDriver,
   type SqliteStatement,
 } from 'kysely';
+import { type Checkpoints, startCheckpoints } from './checkpoint.ts';
 
 /** Distinct SQL texts kept prepared; the service issues far fewer, so the cache never churns. */
 const STATEMENT_CACHE_SIZE = 1000;
@@ -98,19 +99,41 @@ function toSqliteValues(parameters: ReadonlyArray<unknown>): SQLInputValue[] {
  * it waits for the busy timeout instead.
  */
 class ImmediateSqliteDriver extends SqliteDriver {
+  readonly #startCheckpoints: (() => Checkpoints) | undefined;
+  #checkpoints: Checkpoints | undefined;
+
+  constructor(database: SqliteDatabase, startCheckpoints: (() => Checkpoints) | undefined) {
+    super({ database });
+    this.#startCheckpoints = startCheckpoints;
+  }
+
+  /** Kysely starts a driver with its first statement: a handle never used starts no worker. */
+  override async init(): Promise<void> {
+    await super.init();
+    this.#checkpoints = this.#startCheckpoints?.();
+  }
+
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+
+  /** The checkpoint worker's connection closes first, so this one's close removes the log. */
+  override async destroy(): Promise<void> {
+    await this.#checkpoints?.stop();
+    await super.destroy();
   }
 }
 
 export class NodeSqliteDialect extends SqliteDialect {
   readonly #database: SqliteDatabase;
   readonly #dataVersion: StatementSync;
+  readonly #startCheckpoints: (() => Checkpoints) | undefined;
 
-  constructor(database: SqliteDatabase, dataVersion: StatementSync) {
+  constructor(database: SqliteDatabase, dataVersion: StatementSync, startCheckpoints?: () => Checkpoints) {
     super({ database });
     this.#database = database;
     this.#dataVersion = dataVersion;
+    this.#startCheckpoints = startCheckpoints;
   }
 
   /** SQLite's `data_version`: it changes when another connection (another process) commits. */
@@ -119,7 +142,7 @@ export class NodeSqliteDialect extends SqliteDialect {
   }
 
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver({ database: this.#database });
+    return new ImmediateSqliteDriver(this.#database, this.#startCheckpoints);
   }
 }
 
@@ -128,9 +151,14 @@ export function createSqliteDialect(file: string, options: { readOnly?: boolean 
   const readOnly = options.readOnly ?? false;
   if (file !== ':memory:' && !readOnly) mkdirSync(path.dirname(file), { recursive: true });
   const db = new DatabaseSync(file, { enableForeignKeyConstraints: true, timeout: 5000, readOnly });
-  if (file !== ':memory:' && !readOnly) db.exec('pragma journal_mode = wal');
+  const onDisk = file !== ':memory:' && !readOnly;
+  if (onDisk) db.exec('pragma journal_mode = wal');
   db.exec('pragma synchronous = normal');
   const dataVersion = db.prepare('pragma data_version');
   dataVersion.setReturnArrays(true);
-  return new NodeSqliteDialect(wrapDatabase(db), dataVersion);
+  return new NodeSqliteDialect(
+    wrapDatabase(db),
+    dataVersion,
+    onDisk ? () => startCheckpoints(db, file) : undefined,
+  );
 }

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createSecretKey, randomBytes } from 'node:crypto';
 import type { ExpressionBuilder } from 'kysely';
 import type { Database, Db } from '../db/schema.ts';
 import { type InstanceLiveness, isInstanceGone } from '../instances/index.ts';
@@ -177,10 +177,14 @@ function openResponse(
 /**
  * Kept responses can hold secrets (a create answer carries the new session id), so they are
  * encrypted (AES-256-GCM) under a key derived from the Idempotency-Key, which only the client
- * holds: the table stores the key's hash, and a copy of the database alone cannot read them.
+ * holds: the table stores the key's hash, and a copy of the database alone cannot read them. A
+ * key object, not bytes: given bytes, each cipher first tries them as a key object and catches the
+ * error, which cost more than the encryption.
  */
 function sealerFor(request: IdempotentRequest) {
-  const key = createHash('sha256').update(`svc-idempotency\0${request.scope}\0${request.key}`).digest();
+  const key = createSecretKey(
+    createHash('sha256').update(`svc-idempotency\0${request.scope}\0${request.key}`).digest(),
+  );
   return {
     seal(plain: string): string {
       const iv = randomBytes(12);

@@ -1,7 +1,6 @@
 import {
   Control,
   ControlsFilter,
-  controlsVersion,
   getControl,
   listControls,
   Readiness,
@@ -24,9 +23,8 @@ export function controlRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatal
   catalog.name({ Control, UpdateControlBody, Readiness });
   catalog.events(Control, 'control.updated');
   // Kept under the database's version of what may be kept (src/db/changes.ts), which costs no
-  // query; while that is unknown (PostgreSQL's notifications down), under the controls' own version.
+  // query; while that is unknown (PostgreSQL's notifications down), nothing is kept.
   const pages = new PageCache();
-  const pagesByControlsVersion = new PageCache();
   app.get(
     '/controls',
     {
@@ -42,11 +40,9 @@ export function controlRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatal
     async (request, reply) => {
       // The version first: the page read after it is at least as new, so it may be kept under it.
       const workspaceId = workspaceOf(request);
-      const feedVersion = readsVersion(deps.db);
-      const version = feedVersion ?? (await controlsVersion(deps, workspaceId));
-      const cache = feedVersion === undefined ? pagesByControlsVersion : pages;
+      const version = readsVersion(deps.db);
       const key = `${workspaceId} ${request.url}`;
-      const kept = asksForCsv(request) ? undefined : cache.get(key, version);
+      const kept = version === undefined || asksForCsv(request) ? undefined : pages.get(key, version);
       if (kept !== undefined) return sendJsonText(reply, kept);
       const answer = await answerList(request, reply, 'controls', request.query, (id, filter, page) =>
         listControls(deps, id, filter, page),
@@ -54,7 +50,7 @@ export function controlRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatal
       if (answer === undefined) return reply;
       // The page is built field by field from the Control schema, so it is serialized as it is.
       const body = JSON.stringify(answer);
-      cache.set(key, version, body);
+      if (version !== undefined) pages.set(key, version, body);
       return sendJsonText(reply, body);
     },
   );
