@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 import { type DatabaseHandle, type OpenDatabaseOptions, openDatabase } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 
@@ -66,58 +66,11 @@ export async function createTestDatabase(
     await cleanup.close();
   };
   if (migrate)
-    await migrateSchema(handle.db, schema).catch(async (error) => {
+    await migrateToLatest(handle.db).catch(async (error) => {
       await close();
       throw error;
     });
   return { ...handle, reopen: open, close, connection: { url: TEST_DATABASE_URL, searchPath: schema } };
-}
-
-/** Stands for the schema's name in MIGRATIONS_SCRIPT. */
-const SCHEMA_PLACEHOLDER = '__svc_test_schema__';
-/**
- * The statements that migrated this process's first PostgreSQL test schema, as one script: the
- * next schemas run it in one round trip instead of some 185 (a tenth of the time on a busy host).
- */
-let migrationsScript: string | undefined;
-
-async function migrateSchema(db: DatabaseHandle['db'], schema: string): Promise<void> {
-  if (migrationsScript !== undefined) {
-    await sql.raw(migrationsScript.replaceAll(SCHEMA_PLACEHOLDER, schema)).execute(db);
-    return;
-  }
-  const statements: CompiledQuery[] = [];
-  const recording = openDatabase(
-    { kind: 'postgres', url: TEST_DATABASE_URL ?? '' },
-    { searchPath: schema, onStatement: (event) => statements.push(event.query) },
-  );
-  await migrateToLatest(recording.db).finally(() => recording.close());
-  migrationsScript = asScript(statements, schema);
-}
-
-/** The statements with their parameters written in, or undefined when one cannot be written so. */
-function asScript(statements: CompiledQuery[], schema: string): string | undefined {
-  const texts: string[] = [];
-  for (const statement of statements) {
-    const values = statement.parameters.map(literal);
-    if (values.some((value) => value === undefined)) return undefined;
-    const text =
-      values.length === 0
-        ? statement.sql
-        : statement.sql.replace(/\$(\d+)\b/g, (_, n) => values[Number(n) - 1] ?? '');
-    if (text.includes(SCHEMA_PLACEHOLDER)) return undefined;
-    texts.push(text.replaceAll(schema, SCHEMA_PLACEHOLDER));
-  }
-  return texts.join(';\n');
-}
-
-function literal(value: unknown): string | undefined {
-  if (value === null) return 'null';
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  if (typeof value === 'boolean') return String(value);
-  if (typeof value === 'string' && !value.includes('\\') && !value.includes('\u0000'))
-    return `'${value.replaceAll("'", "''")}'`;
-  return undefined;
 }
 
 /** The DATABASE_URL a child process (the service, the CLI) opens the test's shared database with. */
