@@ -1,3 +1,5 @@
+// db-scope: sqlite
+
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';

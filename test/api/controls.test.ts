@@ -1,3 +1,5 @@
+// db-scope: both
+
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import annexA from '../../src/compliance/iso27001-2022-annex-a.json' with { type: 'json' };

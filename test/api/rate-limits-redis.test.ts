@@ -1,3 +1,5 @@
+// db-scope: both
+
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import type { TestContext } from 'node:test';

@@ -1,3 +1,5 @@
+// db-scope: both
+
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { OPERATOR_SOURCE } from '../../src/audit/index.ts';

@@ -1,3 +1,5 @@
+// db-scope: both
+
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { testDialect } from '../helpers/database.ts';

@@ -1,3 +1,5 @@
+// db-scope: both
+
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import type { Failpoints } from '../../src/purchase/index.ts';

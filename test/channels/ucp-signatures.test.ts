@@ -1,3 +1,5 @@
+// db-scope: both
+
 import assert from 'node:assert/strict';
 import { createHash, createPublicKey, generateKeyPairSync, type JsonWebKey, randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';

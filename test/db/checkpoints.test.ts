@@ -1,3 +1,5 @@
+// db-scope: sqlite
+
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';

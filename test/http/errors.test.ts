@@ -1,3 +1,5 @@
+// db-scope: both
+
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';

@@ -1,3 +1,5 @@
+// db-scope: both
+
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createStripeAdapter, type PaymentProvider } from '../../src/psp/index.ts';

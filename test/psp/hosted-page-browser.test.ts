@@ -1,3 +1,5 @@
+// db-scope: sqlite
+
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

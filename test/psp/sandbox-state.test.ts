@@ -1,3 +1,5 @@
+// db-scope: sqlite
+
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

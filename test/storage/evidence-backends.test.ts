@@ -1,3 +1,5 @@
+// db-scope: both
+
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';

@@ -1,3 +1,5 @@
+// db-scope: sqlite
+
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { main } from '../../scripts/mcp-client/main.ts';

@@ -1,3 +1,5 @@
+// db-scope: sqlite
+
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createApiKey } from '../../src/api-keys/index.ts';

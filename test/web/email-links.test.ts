@@ -1,3 +1,5 @@
+// db-scope: both
+
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EMAILS_PER_ADDRESS, EMAILS_PER_CLIENT } from '../../src/accounts/index.ts';

@@ -1,3 +1,5 @@
+// db-scope: both
+
 import assert from 'node:assert/strict';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,3 +1,5 @@
+// db-scope: both
+
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it, type TestContext } from 'node:test';

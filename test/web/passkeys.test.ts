@@ -1,3 +1,5 @@
+// db-scope: both
+
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ATTEMPTS_PER_ACCOUNT, PASSKEY_CHALLENGE_TTL_MS } from '../../src/accounts/index.ts';

@@ -1,3 +1,5 @@
+// db-scope: sqlite
+
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { nextRetryDelay, RETRY_DELAYS_MS, retryAfterMs } from '../../src/webhooks/schedule.ts';
