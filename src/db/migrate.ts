@@ -73,47 +73,54 @@ export const migrations: Record<string, Migration> = {
 
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema
 async function migratorFor(db: Kysely<any>): Promise<Migrator> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) {
+    return new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  }
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+  const schema = rows[0]?.schema;
+  if (!schema) throw new Error('the PostgreSQL connection has no current schema (search_path)');
   return new Migrator({
-    db,
+    db: withTablesOfOneSchema(db, schema),
     provider: { getMigrations: async () => migrations },
-    ...(await migrationTableSchema(db)),
+    migrationTableSchema: schema,
   });
 }
 
 /**
- * On PostgreSQL the migration tables live in the connection's current schema. Left to itself,
- * Kysely accepts a `kysely_migration` table found in any schema of the database as its own.
+ * `db`, except that its table listing names only the tables of `schema`. Before migrating, Kysely
+ * asks whether its migration tables exist by listing every column of every table of every schema:
+ * slow on a database with many schemas (test databases, other tenants of a shared server), and
+ * failing when another schema is dropped meanwhile. Left to itself, Kysely would also accept a
+ * `kysely_migration` table found in any schema as its own.
  */
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema
-async function migrationTableSchema(db: Kysely<any>): Promise<{ migrationTableSchema?: string }> {
-  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return {};
-  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
-  return rows[0]?.schema ? { migrationTableSchema: rows[0].schema } : {};
+function withTablesOfOneSchema(db: Kysely<any>, schema: string): Kysely<any> {
+  const tablesOfSchema = async () => {
+    const { rows } = await sql<{ name: string }>`
+      select table_name as name from information_schema.tables where table_schema = ${schema}`.execute(db);
+    return rows.map(({ name }) => ({ name, schema, isView: false, columns: [] }));
+  };
+  const introspection = {
+    ...db.introspection,
+    getSchemas: () => db.introspection.getSchemas(),
+    getTables: tablesOfSchema,
+  };
+  return new Proxy(db, {
+    get(target, property) {
+      if (property === 'introspection') return introspection;
+      const value = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }
 
 /** Applies pending migrations (Kysely takes a lock, so concurrent instances apply each once). */
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
-  for (let attempt = 1; ; attempt++) {
-    const { error, results } = await (await migratorFor(db)).migrateToLatest();
-    if (!error)
-      return (results ?? [])
-        .filter((r: MigrationResult) => r.status === 'Success')
-        .map((r) => r.migrationName);
-    if (attempt < INTROSPECTION_TRIES && isSchemaDroppedMeanwhile(error)) continue;
-    throw error instanceof Error ? error : new Error(String(error));
-  }
-}
-
-/**
- * Before migrating, Kysely lists every table of every schema; on PostgreSQL that listing fails
- * with invalid_schema_name when another schema of the database is dropped while it runs (test
- * databases, other tenants of a shared server). Nothing was applied then, so asking again is safe.
- */
-const INTROSPECTION_TRIES = 3;
-
-function isSchemaDroppedMeanwhile(error: unknown): boolean {
-  return (error as { code?: unknown } | undefined)?.code === '3F000';
+  if ((await pendingMigrations(db)).length === 0) return [];
+  const { error, results } = await (await migratorFor(db)).migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r: MigrationResult) => r.status === 'Success').map((r) => r.migrationName);
 }
 
 /**
