@@ -129,6 +129,9 @@ export function haproxyConfig(
     '  mode http',
     '  log global',
     '  timeout connect 2s',
+    // A health check may take this long: a busy instance answering /readyz in over a second (the
+    // default, `inter`) is slow, not down. A dead one refuses the connection at once.
+    '  timeout check 5s',
     '  timeout client 120s',
     '  timeout server 120s',
     // A request that cannot connect (its instance just died) is sent to another instance; one
