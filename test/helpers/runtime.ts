@@ -40,7 +40,7 @@ export async function startTestRuntime(
     ...options.env,
   });
   const ownsDatabase = options.database === undefined;
-  const database = options.database ?? (await createTestDatabase({ migrate: false }));
+  const database = options.database ?? (await createTestDatabase());
   const clock = options.clock ?? new ManualClock('2026-03-01T12:00:00.000Z');
   const runtime = await createRuntime(config, {
     clock,
