@@ -1,16 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sql } from 'kysely';
-import { openDatabase } from '../src/db/database.ts';
 import { report } from './harness.ts';
-import { firstLine, freePort, startNode, stop, waitForOk } from './processes.ts';
+import { firstLine, freePort, onEachDatabase, startNode, stop, waitForOk } from './processes.ts';
 import { CONCURRENCY, clientPurchases, PURCHASES } from './purchase-harness.ts';
 
 const SANDBOX_KEY = 'sk_test_bench';
-/** `BENCH_DIALECTS=sqlite` skips PostgreSQL. */
-const DIALECTS = (process.env.BENCH_DIALECTS ?? 'sqlite,postgres').split(',');
 
 /**
  * An agent's whole ACP purchase over HTTP, measured from outside: the PSP sandbox in a process of
@@ -20,31 +15,7 @@ const DIALECTS = (process.env.BENCH_DIALECTS ?? 'sqlite,postgres').split(',');
  * purchases a second and the complete's own p50/p99. SQLite, then PostgreSQL when one answers.
  */
 export async function benchAcpHttp(): Promise<void> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'svc-acp-http-'));
-  try {
-    if (DIALECTS.includes('sqlite')) await measure('sqlite', `sqlite:${path.join(dir, 'svc.sqlite')}`, dir);
-    if (!DIALECTS.includes('postgres')) return;
-    const admin = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-    const name = `bench_acp_${process.pid}`;
-    const server = openDatabase({ kind: 'postgres', url: admin });
-    try {
-      await sql`create database ${sql.id(name)}`.execute(server.db);
-    } catch (error) {
-      report('acp-http', { dialect: 'postgres', skipped: `no PostgreSQL (${(error as Error).message})` });
-      await server.close();
-      return;
-    }
-    try {
-      const url = new URL(admin);
-      url.pathname = `/${name}`;
-      await measure('postgres', url.toString(), dir);
-    } finally {
-      await sql`drop database if exists ${sql.id(name)} with (force)`.execute(server.db);
-      await server.close();
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  await onEachDatabase('acp-http', measure);
 }
 
 async function measure(dialect: 'sqlite' | 'postgres', databaseUrl: string, dir: string): Promise<void> {

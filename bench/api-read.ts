@@ -6,6 +6,7 @@ import { PLAN_ENTITLEMENTS } from '../src/catalog/index.ts';
 import { encodeCursor } from '../src/db/cursor.ts';
 import type { Db } from '../src/db/schema.ts';
 import { inTransaction } from '../src/db/transaction.ts';
+import type { Clock } from '../src/shared/clock.ts';
 import { newId } from '../src/shared/ids.ts';
 import { provisionWorkspace } from '../src/workspace/index.ts';
 import { type LoadResult, load, ratio } from './harness.ts';
@@ -107,11 +108,16 @@ function liftPlanRateLimit(): void {
 }
 
 /** A workspace on the enterprise plan with an API key. */
-export async function organizationWithKey(
-  service: BenchService,
+export function organizationWithKey(service: BenchService): Promise<{ workspaceId: string; key: string }> {
+  return workspaceWithKey(service.runtime.database.db, service.runtime.clock, service.url);
+}
+
+/** A workspace on the enterprise plan and a key of it, provisioned as the CLI does. */
+export async function workspaceWithKey(
+  db: Db,
+  clock: Clock,
+  baseUrl: string,
 ): Promise<{ workspaceId: string; key: string }> {
-  const { db } = service.runtime.database;
-  const clock = service.runtime.clock;
   const { workspace } = await inTransaction(db, (trx) =>
     provisionWorkspace(
       trx,
@@ -126,7 +132,7 @@ export async function organizationWithKey(
           orderId: newId('opord', clock.now()),
         },
       },
-      { clock, baseUrl: service.url },
+      { clock, baseUrl },
     ),
   );
   const created = await createApiKey(

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { report } from './harness.ts';
+import { freePort } from './processes.ts';
 
 const STARTS = Number(process.env.BENCH_STARTS ?? 5);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -68,15 +68,4 @@ async function startOnce(dataDir: string): Promise<number> {
     if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
     await new Promise((resolve) => child.once('exit', resolve));
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }

@@ -1,6 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { openDatabase } from '../src/db/database.ts';
+import { report } from './harness.ts';
 
 /** A port free on loopback now. */
 export function freePort(): Promise<number> {
@@ -68,4 +73,43 @@ export function stop(child: ChildProcess): Promise<void> {
     child.once('exit', () => resolve());
     child.kill('SIGTERM');
   });
+}
+
+/** `BENCH_DIALECTS=sqlite` skips PostgreSQL. */
+const DIALECTS = (process.env.BENCH_DIALECTS ?? 'sqlite,postgres').split(',');
+
+/**
+ * Runs `measure` against a service process's database: a SQLite file, then a fresh PostgreSQL
+ * database at BENCH_DATABASE_URL (reported as skipped when none answers), dropped afterwards.
+ * `dir` is a temporary directory for the processes' data and logs, removed at the end.
+ */
+export async function onEachDatabase(
+  benchmark: string,
+  measure: (dialect: 'sqlite' | 'postgres', databaseUrl: string, dir: string) => Promise<void>,
+): Promise<void> {
+  const dir = mkdtempSync(path.join(tmpdir(), `svc-${benchmark}-`));
+  try {
+    if (DIALECTS.includes('sqlite')) await measure('sqlite', `sqlite:${path.join(dir, 'svc.sqlite')}`, dir);
+    if (!DIALECTS.includes('postgres')) return;
+    const admin = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+    const name = `bench_${benchmark.replaceAll('-', '_')}_${process.pid}`;
+    const server = openDatabase({ kind: 'postgres', url: admin });
+    try {
+      await sql`create database ${sql.id(name)}`.execute(server.db);
+    } catch (error) {
+      report(benchmark, { dialect: 'postgres', skipped: `no PostgreSQL (${(error as Error).message})` });
+      await server.close();
+      return;
+    }
+    try {
+      const url = new URL(admin);
+      url.pathname = `/${name}`;
+      await measure('postgres', url.toString(), dir);
+    } finally {
+      await sql`drop database if exists ${sql.id(name)} with (force)`.execute(server.db);
+      await server.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -1,26 +1,18 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sql } from 'kysely';
-import { createApiKey } from '../src/api-keys/index.ts';
-import { OPERATOR_SOURCE } from '../src/audit/index.ts';
 import { openDatabase } from '../src/db/database.ts';
-import type { Db } from '../src/db/schema.ts';
-import { inTransaction } from '../src/db/transaction.ts';
 import { systemClock } from '../src/shared/clock.ts';
-import { newId } from '../src/shared/ids.ts';
-import { provisionWorkspace } from '../src/workspace/index.ts';
+import { workspaceWithKey } from './api-read.ts';
 import { report } from './harness.ts';
-import { firstLine, freePort, startNode, stop, waitForOk } from './processes.ts';
+import { firstLine, freePort, onEachDatabase, startNode, stop, waitForOk } from './processes.ts';
 import { type WrkResult, wrk } from './wrk.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const PATHS = ['/api/v1/controls', '/api/v1/me'];
-/** `BENCH_DIALECTS=sqlite` skips PostgreSQL. */
-const DIALECTS = (process.env.BENCH_DIALECTS ?? 'sqlite,postgres').split(',');
 
 /**
  * Authenticated REST reads measured from outside: the service started as `npm start` starts it
@@ -32,31 +24,7 @@ const DIALECTS = (process.env.BENCH_DIALECTS ?? 'sqlite,postgres').split(',');
  * at BENCH_DATABASE_URL when one answers. One JSON line per database.
  */
 export async function benchReadsWrk(): Promise<void> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'svc-reads-'));
-  try {
-    if (DIALECTS.includes('sqlite')) await measure('sqlite', `sqlite:${path.join(dir, 'svc.sqlite')}`, dir);
-    if (!DIALECTS.includes('postgres')) return;
-    const admin = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-    const name = `bench_reads_${process.pid}`;
-    const server = openDatabase({ kind: 'postgres', url: admin });
-    try {
-      await sql`create database ${sql.id(name)}`.execute(server.db);
-    } catch (error) {
-      report('reads-wrk', { dialect: 'postgres', skipped: `no PostgreSQL (${(error as Error).message})` });
-      await server.close();
-      return;
-    }
-    try {
-      const url = new URL(admin);
-      url.pathname = `/${name}`;
-      await measure('postgres', url.toString(), dir);
-    } finally {
-      await sql`drop database if exists ${sql.id(name)} with (force)`.execute(server.db);
-      await server.close();
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  await onEachDatabase('reads-wrk', measure);
 }
 
 async function measure(dialect: 'sqlite' | 'postgres', databaseUrl: string, dir: string): Promise<void> {
@@ -105,39 +73,10 @@ export async function workspaceKey(databaseUrl: string, baseUrl: string): Promis
       : { kind: 'postgres', url: databaseUrl },
   );
   try {
-    return await provisionWithKey(handle.db, baseUrl);
+    return (await workspaceWithKey(handle.db, systemClock, baseUrl)).key;
   } finally {
     await handle.close();
   }
-}
-
-async function provisionWithKey(db: Db, baseUrl: string): Promise<string> {
-  const clock = systemClock;
-  const { workspace } = await inTransaction(db, (trx) =>
-    provisionWorkspace(
-      trx,
-      {
-        name: 'Bench Ltd',
-        plan: 'enterprise',
-        ownerEmail: 'bench@example.com',
-        term: {
-          term: 'year',
-          startsAt: clock.now(),
-          channel: 'operator',
-          orderId: newId('opord', clock.now()),
-        },
-      },
-      { clock, baseUrl },
-    ),
-  );
-  const created = await createApiKey(
-    db,
-    clock,
-    { workspaceId: workspace.id, name: 'bench' },
-    OPERATOR_SOURCE,
-  );
-  if (!created.ok) throw new Error(`no bench key: ${created.error.code}`);
-  return created.value.key;
 }
 
 const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)] ?? 0;
