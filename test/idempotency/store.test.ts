@@ -183,12 +183,15 @@ describe(`idempotency store on ${testDialect}`, () => {
     const { deps } = await setup(t);
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
+    let running!: () => void;
+    const started = new Promise<void>((resolve) => (running = resolve));
     const request = { scope: 's', key, body: {} };
     const first = runIdempotently(deps, request, async () => {
+      running();
       await gate;
       return { status: 200, body: { ok: true } };
     });
-    await new Promise((r) => setTimeout(r, 20));
+    await started;
     const second = await runIdempotently(deps, request, async () => ({ status: 200, body: { ok: false } }));
     assert.equal(second.kind, 'in_flight');
     release();
