@@ -5,10 +5,13 @@ import { fileURLToPath } from 'node:url';
 /**
  * Which test files CI runs a second time on PostgreSQL with Redis. `npm test` runs every file on
  * SQLite; `.ci/run` then runs the files whose first line is `// db-scope: both` on PostgreSQL and
- * Redis. The rule (docs/operations.md, "Tests"): a file that reaches a test database must be `both`
- * when it names any feature whose behaviour can differ by database or needs Redis (FEATURES
- * below); so must a file that names the test database or Redis itself. Every other file may be
- * `sqlite`. When unsure, `both`. test/db-scope.test.ts fails on a file that breaks the rule.
+ * Redis. The rule (docs/operations.md, "Tests and CI"): a file that reaches a test database must be
+ * `both` when it names any feature whose behaviour can differ by database or needs Redis (FEATURES
+ * below), unless its marker names the `both` files that run the same server code on PostgreSQL:
+ * `// db-scope: sqlite (on postgres: test/web/members.test.ts)`. That is for a file whose subject is
+ * not the database (what Chromium does with pages, a stream's memory). A file that names the test
+ * database or Redis itself is always `both`. Every other file may be `sqlite`. When unsure, `both`.
+ * test/db-scope.test.ts fails on a file that breaks the rule.
  *
  * Run as a script, `node scripts/db-scope.ts both` (or `sqlite`) prints the test files of that
  * scope, one a line; `node scripts/db-scope.ts mark` gives each file without a marker the one the
@@ -17,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export type DbScope = 'both' | 'sqlite';
-export const MARKER = /^\/\/ db-scope: (both|sqlite)$/;
+export const MARKER = /^\/\/ db-scope: (both|sqlite)(?: \(on postgres: ([^)]+)\))?$/;
 
 /** Names that make a file `both` on their own: it asks which database or Redis it runs on. */
 const NAMES_THE_BACKEND: readonly [string, RegExp][] = [
@@ -69,30 +72,68 @@ export function testFiles(): string[] {
 const IMPORT = /(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g;
 const DATABASE_HELPER = path.join(REPO_ROOT, 'test/helpers/database.ts');
 
-/** Whether the file imports test/helpers/database.ts, itself or through other test files. */
-export function reachesTestDatabase(file: string, seen = new Set<string>()): boolean {
-  const absolute = path.resolve(REPO_ROOT, file);
-  if (absolute === DATABASE_HELPER) return true;
-  if (seen.has(absolute) || !absolute.startsWith(path.join(REPO_ROOT, 'test'))) return false;
+const read = (file: string) => readFileSync(path.resolve(REPO_ROOT, file), 'utf8');
+
+/** Whether a file with this text imports test/helpers/database.ts, itself or through other test files. */
+function importsTestDatabase(absolute: string, text: string, seen: Set<string>): boolean {
   seen.add(absolute);
-  const text = readFileSync(absolute, 'utf8');
-  return [...text.matchAll(IMPORT)].some((match) =>
-    reachesTestDatabase(path.resolve(path.dirname(absolute), match[1] as string), seen),
-  );
+  return [...text.matchAll(IMPORT)].some((match) => {
+    const imported = path.resolve(path.dirname(absolute), match[1] as string);
+    if (imported === DATABASE_HELPER) return true;
+    if (seen.has(imported) || !imported.startsWith(path.join(REPO_ROOT, 'test'))) return false;
+    return importsTestDatabase(imported, readFileSync(imported, 'utf8'), seen);
+  });
+}
+
+/** The scope a test file's text declares on its first line, and the files it names as its cover. */
+function markerIn(text: string): { scope?: DbScope; covers: string[] } {
+  const match = MARKER.exec(text.split('\n', 1)[0] ?? '');
+  return { scope: match?.[1] as DbScope | undefined, covers: match?.[2]?.split(', ') ?? [] };
 }
 
 /** The scope the file's first line declares, or undefined without a marker. */
 export function declaredScope(file: string): DbScope | undefined {
-  const firstLine = readFileSync(path.resolve(REPO_ROOT, file), 'utf8').split('\n', 1)[0] ?? '';
-  return MARKER.exec(firstLine)?.[1] as DbScope | undefined;
+  return markerIn(read(file)).scope;
 }
 
-/** Why the file must run on both databases (the features it names); empty when it need not. */
+/** What a test file's text names: the backend itself, and the features that can differ by database. */
+function namedIn(file: string, text: string): { backend: string[]; features: string[] } {
+  const body = text.split('\n').slice(1).join('\n');
+  const matching = (patterns: readonly [string, RegExp][]) =>
+    patterns.filter(([, pattern]) => pattern.test(body)).map(([reason]) => reason);
+  const reaches = importsTestDatabase(path.resolve(REPO_ROOT, file), text, new Set());
+  return { backend: matching(NAMES_THE_BACKEND), features: reaches ? matching(FEATURES) : [] };
+}
+
+/** Why the file must run on both databases, cover or not; empty when it need not. */
 export function reasonsForBoth(file: string): string[] {
-  const text = readFileSync(path.resolve(REPO_ROOT, file), 'utf8').split('\n').slice(1).join('\n');
-  const named = NAMES_THE_BACKEND.filter(([, pattern]) => pattern.test(text)).map(([reason]) => reason);
-  if (!reachesTestDatabase(file)) return named;
-  return [...named, ...FEATURES.filter(([, pattern]) => pattern.test(text)).map(([reason]) => reason)];
+  const { backend, features } = namedIn(file, read(file));
+  return [...backend, ...features];
+}
+
+/**
+ * What breaks the rule in a test file (its path relative to the repository, and its text); empty
+ * when it keeps it.
+ */
+export function scopeProblems(file: string, text = read(file)): string[] {
+  const { scope, covers } = markerIn(text);
+  if (scope === undefined) return ['no `// db-scope: both|sqlite` marker on its first line'];
+  if (scope === 'both') return covers.length > 0 ? ['a `both` file needs no cover on PostgreSQL'] : [];
+  const { backend, features } = namedIn(file, text);
+  if (backend.length > 0) return [`names ${backend.join(', ')}, so it is \`both\``];
+  if (covers.length === 0) {
+    return features.length > 0 ? [`names ${features.join(', ')}, so it is \`both\` or names its cover`] : [];
+  }
+  if (features.length === 0) return ['names no feature that needs a cover on PostgreSQL'];
+  const files = testFiles();
+  return covers.flatMap((cover) => {
+    if (!files.includes(cover)) return [`its cover ${cover} is not a test file`];
+    const coverText = read(cover);
+    const runsOnPostgres =
+      markerIn(coverText).scope === 'both' &&
+      importsTestDatabase(path.resolve(REPO_ROOT, cover), coverText, new Set());
+    return runsOnPostgres ? [] : [`its cover ${cover} does not run on PostgreSQL`];
+  });
 }
 
 /** Adds the marker the rule asks for to every test file without one; returns the files marked. */

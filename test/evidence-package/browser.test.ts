@@ -1,4 +1,4 @@
-// db-scope: both
+// db-scope: sqlite (on postgres: test/evidence-package/pages.test.ts)
 
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';

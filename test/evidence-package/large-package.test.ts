@@ -1,4 +1,4 @@
-// db-scope: both
+// db-scope: sqlite (on postgres: test/evidence-package/build.test.ts)
 
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';

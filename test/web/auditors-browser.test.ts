@@ -1,4 +1,4 @@
-// db-scope: both
+// db-scope: sqlite (on postgres: test/web/auditors.test.ts)
 
 import assert from 'node:assert/strict';
 import path from 'node:path';

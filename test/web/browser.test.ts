@@ -1,4 +1,4 @@
-// db-scope: both
+// db-scope: sqlite (on postgres: test/web/pages.test.ts, test/web/security.test.ts, test/web/invitations.test.ts)
 
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';

@@ -1,4 +1,4 @@
-// db-scope: both
+// db-scope: sqlite (on postgres: test/web/evidence.test.ts, test/web/control-page.test.ts)
 
 import assert from 'node:assert/strict';
 import { mkdtemp, writeFile } from 'node:fs/promises';

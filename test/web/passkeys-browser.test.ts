@@ -1,4 +1,4 @@
-// db-scope: both
+// db-scope: sqlite (on postgres: test/web/passkeys.test.ts)
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

@@ -1,4 +1,4 @@
-// db-scope: both
+// db-scope: sqlite (on postgres: test/web/invitations.test.ts, test/web/members.test.ts, test/web/glance.test.ts, test/web/control-page.test.ts, test/web/evidence.test.ts, test/web/tasks.test.ts, test/web/risks.test.ts, test/web/people.test.ts, test/web/policies.test.ts)
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
