@@ -1,4 +1,4 @@
-// db-scope: both
+// db-scope: sqlite (on postgres: test/channels/acp.test.ts, test/channels/ucp.test.ts, test/channels/mpp.test.ts, test/channels/acp-discovery.test.ts)
 
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -6,7 +6,6 @@ import { createUser, hashPassword } from '../../src/accounts/index.ts';
 import { createApiKey } from '../../src/api-keys/index.ts';
 import { OPERATOR_SOURCE } from '../../src/audit/index.ts';
 import { newId } from '../../src/shared/ids.ts';
-import { assertAccessible, launchBrowser } from '../helpers/browser.ts';
 import { testDialect } from '../helpers/database.ts';
 import {
   type AppFixture,
@@ -177,28 +176,5 @@ describe(`the audit log page on ${testDialect}`, () => {
     assert.equal((await client.get(`/w/${other.workspaceId}/audit.csv`)).status, 404);
     const anonymous = await webClient(fixture.runtime.app).get(`/w/${workspaceId}/audit`);
     assert.equal(anonymous.status, 303);
-  });
-
-  it('is accessible in Chromium, on a desktop and on a phone', async (t) => {
-    const browser = await launchBrowser(t);
-    const fixture = await startAppFixture(t, { listen: true });
-    const { workspaceId, invitationPath } = await fixture.provision({
-      email: 'ada@example.com',
-      name: 'Acme',
-    });
-    const page = await browser.newPage();
-    await page.goto(`${fixture.baseUrl}${invitationPath}`);
-    await page.getByLabel('New password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Accept and open the workspace' }).click();
-    await page.waitForURL(/\/w\/ws_/);
-    await page.getByRole('link', { name: 'Audit log' }).click();
-    await page.waitForURL(`${fixture.baseUrl}/w/${workspaceId}/audit`);
-    await assertAccessible(page);
-    await page.getByLabel('Action').selectOption('account.signed_in');
-    await page.getByRole('button', { name: 'Show' }).click();
-    await page.waitForURL(/action=account\.signed_in/);
-    assert.equal(await page.locator('tbody tr').count(), 1);
-    await page.setViewportSize({ width: 390, height: 844 });
-    await assertAccessible(page);
   });
 });

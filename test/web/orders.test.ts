@@ -2,15 +2,14 @@
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import type { UcpCheckout } from '../../src/channels/ucp/schemas.ts';
 import { HOUR_MS } from '../../src/shared/clock.ts';
 import { completeBody, createBody, expectSession, injectingClient } from '../channels/acp-client.ts';
-import { assertAccessible, collectConsoleErrors, launchBrowser } from '../helpers/browser.ts';
 import { testDialect } from '../helpers/database.ts';
 import { payingCredential, readResult, startMppFixture } from '../helpers/mpp.ts';
 import { type PurchaseFixture, startPurchaseFixture } from '../helpers/purchase.ts';
-import { acceptAsNewAccount, startWebFixture, type WebResponse, webClient } from '../helpers/web.ts';
+import { acceptAsNewAccount, type WebResponse, webClient } from '../helpers/web.ts';
 
 const BUYER_EMAIL = 'ada.buyer@example.com';
 const MASKED = 'a***@example.com';
@@ -217,19 +216,5 @@ describe(`the order page on ${testDialect}`, () => {
     assert.match(refused.body, /The invitation was accepted/);
     await fixture.deliverMail();
     assert.equal(invitationsSent(), 4, 'nothing sent after acceptance');
-  });
-
-  it('in Chromium: no serious accessibility violation, and the resend button works under no-referrer', async (t: TestContext) => {
-    const browser = await launchBrowser(t);
-    const fixture = await startWebFixture(t);
-    const { orderUrl } = await fixture.buyWorkspace(BUYER_EMAIL);
-    const page = await browser.newPage();
-    const errors = collectConsoleErrors(page);
-    await page.goto(orderUrl);
-    await assertAccessible(page);
-    await page.getByRole('button', { name: 'Send the invitation again' }).click();
-    await page.getByText(`A fresh invitation is on its way to ${MASKED}.`).waitFor();
-    await assertAccessible(page);
-    assert.deepEqual(errors, []);
   });
 });
