@@ -1,43 +1,24 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import {
-  type ApiKeyInfo,
-  createApiKey,
-  findApiKey,
-  listApiKeys,
-  MAX_ROTATION_OVERLAP_MS,
-  type RotateError,
-  revokeApiKey,
-  rotateApiKey,
-} from './api-keys/index.ts';
-import { OPERATOR_SOURCE } from './audit/index.ts';
-import { BackupError, type BackupManifest, restoreBackup, takeBackup } from './backup/index.ts';
+import type { ApiKeyInfo, RotateError } from './api-keys/index.ts';
+import type { BackupManifest } from './backup/index.ts';
 import { describePlanLimit, PLANS, type PlanId, type TermLength, upgradeUrl } from './catalog/index.ts';
-import { listPlatforms, parsePlatformKeys, registerPlatform, removePlatform } from './channels/ucp/index.ts';
-import { checkEvidenceFiles } from './compliance/index.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
+import { BackupError } from './db/backup.ts';
 import { type DatabaseHandle, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import type { Db } from './db/schema.ts';
 import { inTransaction } from './db/transaction.ts';
-import { listDevMailbox } from './mail/index.ts';
-import { createOrderLinks, getOrder, listOrders, loadOrderLinkSecret, type Order } from './purchase/index.ts';
+import type { Order } from './purchase/index.ts';
 import { DAY_MS, systemClock } from './shared/clock.ts';
-import { isEmailAddress } from './shared/email.ts';
 import { newId } from './shared/ids.ts';
-import { createKeyStore, listSigningKeys, type SigningKeyRecord } from './signing/index.ts';
-import { createFileStore } from './storage/index.ts';
-import {
-  describeWorkspace,
-  findWorkspaceByOrder,
-  getWorkspace,
-  listWorkspaces,
-  provisionWorkspace,
-  type WorkspaceDetails,
-  type WorkspaceSummary,
-} from './workspace/index.ts';
+import type { SigningKeyRecord } from './signing/index.ts';
+import type { WorkspaceDetails, WorkspaceSummary } from './workspace/index.ts';
 
+// Each command imports the modules it uses when it runs: importing all of them (the HTTP layer,
+// schemas, every domain) took most of a command's time, and the test suite runs the CLI dozens
+// of times.
 const USAGE = `Usage: npm run svc -- <command> [options]
 
 Commands:
@@ -120,12 +101,14 @@ async function run(argv: string[]): Promise<void> {
         },
       });
       const email = requireOption(values, 'email');
+      const { isEmailAddress } = await import('./shared/email.ts');
       if (!isEmailAddress(email)) throw new UsageError('--email must be an email address');
       const plan = requireOption(values, 'plan');
       if (!(plan in PLANS)) throw new UsageError(`--plan must be one of ${Object.keys(PLANS).join(', ')}`);
       const term = values.term ?? 'month';
       if (term !== 'month' && term !== 'year') throw new UsageError('--term must be month or year');
       const now = systemClock.now();
+      const { provisionWorkspace } = await import('./workspace/index.ts');
       const { workspace } = await inTransaction(database.db, (trx) =>
         provisionWorkspace(
           trx,
@@ -171,6 +154,7 @@ async function run(argv: string[]): Promise<void> {
     }
     if (group === 'mailbox' && action === 'list') {
       const { values } = parseArgs({ args: rest, options: { limit: { type: 'string' } } });
+      const { listDevMailbox } = await import('./mail/index.ts');
       const messages = await listDevMailbox(database.db, parseLimit(values.limit));
       for (const m of messages) {
         console.log(
@@ -199,6 +183,7 @@ function evidenceSummary(manifest: BackupManifest, config: Config): string {
 async function backup(config: Config, database: DatabaseHandle, args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { to: { type: 'string' } } });
   const dir = path.resolve(requireOption(values, 'to'));
+  const { takeBackup } = await import('./backup/index.ts');
   const started = performance.now();
   const manifest = await takeBackup(config, database, dir);
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
@@ -215,6 +200,7 @@ async function backup(config: Config, database: DatabaseHandle, args: string[]):
 async function restore(config: Config, args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { from: { type: 'string' } } });
   const dir = path.resolve(requireOption(values, 'from'));
+  const { restoreBackup } = await import('./backup/index.ts');
   const { manifest, copiedEvidenceFiles, missingEvidenceFiles } = await restoreBackup(config, dir);
   const copied =
     copiedEvidenceFiles !== undefined
@@ -234,6 +220,10 @@ async function restore(config: Config, args: string[]): Promise<void> {
 }
 
 async function checkEvidence(config: Config, database: DatabaseHandle): Promise<void> {
+  const [{ createFileStore }, { checkEvidenceFiles }] = await Promise.all([
+    import('./storage/index.ts'),
+    import('./compliance/index.ts'),
+  ]);
   const store = await createFileStore(config.evidenceStorage, database.db, systemClock);
   try {
     const { checked, missing, mismatched } = await checkEvidenceFiles(database.db, store);
@@ -288,6 +278,7 @@ function table(header: string[], rows: string[][]): string {
 
 async function lookUpWorkspaces(db: Db, action: 'list' | 'show', args: string[]): Promise<void> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: LOOKUP_OPTIONS });
+  const { describeWorkspace, listWorkspaces } = await import('./workspace/index.ts');
   const now = systemClock.now();
   if (action === 'list') {
     const workspaces = await listWorkspaces(db, now, {
@@ -359,6 +350,7 @@ function workspaceReport(w: WorkspaceDetails): string {
 
 async function lookUpOrders(db: Db, config: Config, action: 'list' | 'show', args: string[]): Promise<void> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: LOOKUP_OPTIONS });
+  const { createOrderLinks, getOrder, listOrders, loadOrderLinkSecret } = await import('./purchase/index.ts');
   if (action === 'list') {
     const orders = await listOrders(db, { limit: parseLimit(values.limit), workspaceId: values.workspace });
     if (values.json) console.log(JSON.stringify(orders, null, 2));
@@ -368,7 +360,7 @@ async function lookUpOrders(db: Db, config: Config, action: 'list' | 'show', arg
   const orderId = positionals[0];
   if (!orderId) throw new UsageError('orders show needs an order id');
   const order = await getOrder(db, orderId);
-  if (!order && (await findWorkspaceByOrder(db, orderId)))
+  if (!order && (await (await import('./workspace/index.ts')).findWorkspaceByOrder(db, orderId)))
     throw new Refusal(
       `${orderId} names a term given with workspaces create, not a paid order; see workspaces show`,
     );
@@ -435,11 +427,11 @@ function describeRotateError(error: RotateError, keyId: string, billingUrl: stri
 const DURATION_UNITS_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** `0`, `90s`, `30m`, `24h` or `7d` (at most 90 days), in milliseconds. */
-function parseRevokeDelay(value: string): number {
+function parseRevokeDelay(value: string, maxMs: number): number {
   const match = /^(\d{1,9})([smhd])?$/.exec(value);
   if (!match) throw new UsageError('--revoke-old-in must look like 0, 30m, 24h or 7d');
   const delayMs = Number(match[1]) * (DURATION_UNITS_MS[match[2] ?? 's'] ?? 1000);
-  if (delayMs > MAX_ROTATION_OVERLAP_MS) throw new UsageError('--revoke-old-in must be at most 90d');
+  if (delayMs > maxMs) throw new UsageError('--revoke-old-in must be at most 90d');
   return delayMs;
 }
 
@@ -449,6 +441,15 @@ async function apiKeys(db: Db, baseUrl: string, action: string | undefined, args
     allowPositionals: true,
     options: { workspace: { type: 'string' }, name: { type: 'string' }, 'revoke-old-in': { type: 'string' } },
   });
+  const [
+    { createApiKey, findApiKey, listApiKeys, MAX_ROTATION_OVERLAP_MS, revokeApiKey, rotateApiKey },
+    { OPERATOR_SOURCE },
+    { getWorkspace },
+  ] = await Promise.all([
+    import('./api-keys/index.ts'),
+    import('./audit/index.ts'),
+    import('./workspace/index.ts'),
+  ]);
   const clock = systemClock;
   if (action === 'create' || action === 'list') {
     const workspaceId = requireOption(values, 'workspace');
@@ -482,7 +483,7 @@ async function apiKeys(db: Db, baseUrl: string, action: string | undefined, args
     return;
   }
   if (action === 'rotate') {
-    const graceMs = parseRevokeDelay(values['revoke-old-in'] ?? '0');
+    const graceMs = parseRevokeDelay(values['revoke-old-in'] ?? '0', MAX_ROTATION_OVERLAP_MS);
     const rotated = await rotateApiKey(
       db,
       clock,
@@ -513,6 +514,7 @@ async function signingKeys(
   args: string[],
 ): Promise<void> {
   const { values } = parseArgs({ args, options: { grace: { type: 'string' } } });
+  const { createKeyStore, listSigningKeys } = await import('./signing/index.ts');
   if (action === 'rotate') {
     const match = /^(\d{1,4})d$/.exec(values.grace ?? '7d');
     const graceMs = match ? Number(match[1]) * DAY_MS : Number.NaN;
@@ -557,6 +559,9 @@ async function ucpPlatforms(db: Db, action: string | undefined, args: string[]):
       'order-webhook-url': { type: 'string' },
     },
   });
+  const { listPlatforms, parsePlatformKeys, registerPlatform, removePlatform } = await import(
+    './channels/ucp/index.ts'
+  );
   if (action === 'add') {
     const profileUrl = requireOption(values, 'profile');
     const keys = parsePlatformKeys(readFileSync(requireOption(values, 'keys'), 'utf8'));

@@ -21,7 +21,7 @@ export async function handleProviderEvent(
   rawBody: string | Buffer,
   signature: string | undefined,
 ): Promise<EventOutcome> {
-  const event = deps.psp.verifyEvent(rawBody, signature, deps.clock.now());
+  const event = await deps.psp.verifyEvent(rawBody, signature, deps.clock.now());
   if (!event.ok) return { kind: 'refused', reason: event.reason };
   const session = event.checkoutSession;
   if (!session) return { kind: 'ignored', type: event.type, why: 'not about a checkout session' };

@@ -1,8 +1,8 @@
 import type { ListResourcesResult, ReadResourceResult } from '@modelcontextprotocol/server';
-import { ResourceNotFoundError } from '@modelcontextprotocol/server';
 import { decodeToken, encodeToken } from '../db/cursor.ts';
 import { type Caller, runRoute } from './calls.ts';
 import type { McpDeps } from './context.ts';
+import { mcpSdk } from './sdk.ts';
 import { type ApiTool, toolsFromRoutes } from './tools.ts';
 
 /**
@@ -98,6 +98,7 @@ export async function listResources(
 }
 
 export async function readResource(deps: McpDeps, caller: Caller, uri: string): Promise<ReadResourceResult> {
+  const { ResourceNotFoundError } = await mcpSdk();
   const prefix = `${deps.config.baseUrl}/api/v1/`;
   const [kind, id, ...rest] = uri.startsWith(prefix) ? uri.slice(prefix.length).split('/') : [];
   if ((kind !== 'controls' && kind !== 'policies') || !id || rest.length > 0)

@@ -1,9 +1,9 @@
 import { Readable } from 'node:stream';
-import {
-  type CallToolResult,
+import type {
+  CallToolResult,
   createMcpHandler,
-  type McpRequestContext,
-  type ReadResourceResult,
+  McpRequestContext,
+  ReadResourceResult,
   Server,
 } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -13,9 +13,12 @@ import { mcpResourceOf, protectedResourceMetadataUrl, verifyAccessToken } from '
 import { type Caller, runRoute, ToolInputError } from './calls.ts';
 import type { McpDeps } from './context.ts';
 import { listResources, readResource } from './resources.ts';
+import { mcpSdk } from './sdk.ts';
 import { type ApiTool, toolsFromRoutes } from './tools.ts';
 
 export const MCP_PATH = '/mcp';
+
+type McpHandler = ReturnType<typeof createMcpHandler>;
 
 const UNFORWARDED_HEADERS = new Set([
   'content-length',
@@ -88,8 +91,13 @@ async function callTool(
 }
 
 /** One server per request (the endpoint is stateless): its tools, resources and the caller. */
-function serverFor(deps: McpDeps, tools: readonly ApiTool[], caller: Caller): Server {
-  const server = new Server(
+function serverFor(
+  McpServer: typeof Server,
+  deps: McpDeps,
+  tools: readonly ApiTool[],
+  caller: Caller,
+): Server {
+  const server = new McpServer(
     { name: 'svc-compliance-workspace', title: 'Compliance workspace', version: '1' },
     { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS },
   );
@@ -180,17 +188,21 @@ export async function mcpEndpoint(scope: FastifyInstance, deps: McpDeps): Promis
     deps.config.bodyLimitBytes,
     Math.ceil(deps.config.api.evidenceMaxBytes * 1.4) + 64 * 1024,
   );
-  const handler = createMcpHandler(
-    (context: McpRequestContext) => {
-      tools ??= toolsFromRoutes(deps.routeTable);
-      return serverFor(deps, tools, context.authInfo?.extra?.caller as Caller);
-    },
-    {
-      maxRequestBodySize: bodyLimit,
-      onerror: (error) => scope.log.warn({ err: error }, 'mcp request refused'),
-    },
-  );
-  scope.addHook('onClose', async () => handler.close());
+  let handler: Promise<McpHandler> | undefined;
+  const openHandler = () =>
+    (handler ??= mcpSdk().then((sdk) =>
+      sdk.createMcpHandler(
+        (context: McpRequestContext) => {
+          tools ??= toolsFromRoutes(deps.routeTable);
+          return serverFor(sdk.Server, deps, tools, context.authInfo?.extra?.caller as Caller);
+        },
+        {
+          maxRequestBodySize: bodyLimit,
+          onerror: (error) => scope.log.warn({ err: error }, 'mcp request refused'),
+        },
+      ),
+    ));
+  scope.addHook('onClose', async () => (await handler)?.close());
 
   // Browser-based clients (the MCP Inspector's direct mode) call from other origins; credentials
   // are bearer tokens a page must hold itself, never cookies, so any origin may ask.
@@ -241,7 +253,7 @@ export async function mcpEndpoint(scope: FastifyInstance, deps: McpDeps): Promis
           ? { body: JSON.stringify(request.body) }
           : {}),
       });
-      const response = await handler.fetch(webRequest, {
+      const response = await (await openHandler()).fetch(webRequest, {
         authInfo: { token: 'verified', clientId: principal.keyId, scopes: [], extra: { caller } },
         ...(request.method === 'POST' ? { parsedBody: request.body } : {}),
       });

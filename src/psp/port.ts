@@ -68,7 +68,11 @@ export interface CheckoutProvider {
    * Checks the provider's signature over the raw body with the webhook secret; `receivedAt` is
    * the service's clock, against which a stale timestamp is refused.
    */
-  verifyEvent(rawBody: string | Buffer, signatureHeader: string | undefined, receivedAt: Date): VerifiedEvent;
+  verifyEvent(
+    rawBody: string | Buffer,
+    signatureHeader: string | undefined,
+    receivedAt: Date,
+  ): Promise<VerifiedEvent>;
 }
 
 export interface CheckoutSessionRequest {

@@ -1,4 +1,4 @@
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import type {
   ChargeOutcome,
   ChargeRequest,
@@ -31,6 +31,19 @@ const TOKEN_REFUSALS = new Set([
   'payment_method_currency_mismatch',
 ]);
 
+type StripeErrors = typeof Stripe.errors;
+
+let sdk: Promise<typeof Stripe> | undefined;
+
+/**
+ * The SDK is loaded with the first call to the provider, not at start-up: it is a tenth of a
+ * second of CPU that most processes (tests, the CLI) never use (docs/decisions.md).
+ */
+function stripeSdk(): Promise<typeof Stripe> {
+  sdk ??= import('stripe').then((module) => module.default);
+  return sdk;
+}
+
 /**
  * The PaymentProvider port over the provider's official SDK.
  *
@@ -40,15 +53,20 @@ const TOKEN_REFUSALS = new Set([
  * or foreign payment: it is reported like any other outcome.
  */
 export function createStripeAdapter(options: StripeAdapterOptions): PaymentProvider {
-  const stripe = new Stripe(options.secretKey, {
-    host: options.apiBase.hostname,
-    port: options.apiBase.port || (options.apiBase.protocol === 'http:' ? 80 : 443),
-    protocol: options.apiBase.protocol === 'http:' ? 'http' : 'https',
-    maxNetworkRetries: options.maxNetworkRetries ?? 2,
-    timeout: options.timeoutMs ?? 15_000,
-    telemetry: false,
-    appInfo: { name: 'svc-compliance-workspace' },
-  });
+  let client: Promise<Stripe> | undefined;
+  const connect = () =>
+    (client ??= stripeSdk().then(
+      (StripeSdk) =>
+        new StripeSdk(options.secretKey, {
+          host: options.apiBase.hostname,
+          port: options.apiBase.port || (options.apiBase.protocol === 'http:' ? 80 : 443),
+          protocol: options.apiBase.protocol === 'http:' ? 'http' : 'https',
+          maxNetworkRetries: options.maxNetworkRetries ?? 2,
+          timeout: options.timeoutMs ?? 15_000,
+          telemetry: false,
+          appInfo: { name: 'svc-compliance-workspace' },
+        }),
+    ));
 
   return {
     // The provider serves its hosted pages from their own host; the sandbox from its API's.
@@ -66,17 +84,18 @@ export function createStripeAdapter(options: StripeAdapterOptions): PaymentProvi
         metadata: request.metadata,
       } as unknown as Stripe.PaymentIntentCreateParams;
       try {
-        const intent = await stripe.paymentIntents.create(params, {
+        const intent = await (await connect()).paymentIntents.create(params, {
           idempotencyKey: request.idempotencyKey,
           apiVersion: options.apiVersion,
         });
         return outcomeOf(intent);
       } catch (error) {
-        return outcomeOfError(error);
+        return outcomeOfError(error, (await stripeSdk()).errors);
       }
     },
 
     async retrievePaymentIntent(id: string): Promise<PaymentIntentSummary | undefined> {
+      const stripe = await connect();
       try {
         const intent = await stripe.paymentIntents.retrieve(id, {}, { apiVersion: options.apiVersion });
         return {
@@ -87,14 +106,14 @@ export function createStripeAdapter(options: StripeAdapterOptions): PaymentProvi
           metadata: intent.metadata,
         };
       } catch (error) {
-        if (error instanceof Stripe.errors.StripeInvalidRequestError && error.statusCode === 404)
+        if (error instanceof stripe.errors.StripeInvalidRequestError && error.statusCode === 404)
           return undefined;
         throw error;
       }
     },
 
     async createCheckoutSession(request: CheckoutSessionRequest): Promise<CheckoutSessionSummary> {
-      const session = await unavailableWhenTemporary(() =>
+      const session = await unavailableWhenTemporary(async (stripe) =>
         stripe.checkout.sessions.create(
           {
             mode: 'payment',
@@ -122,11 +141,11 @@ export function createStripeAdapter(options: StripeAdapterOptions): PaymentProvi
     },
 
     async retrieveCheckoutSession(id: string): Promise<CheckoutSessionSummary | undefined> {
-      return unavailableWhenTemporary(async () => {
+      return unavailableWhenTemporary(async (stripe) => {
         try {
           return sessionSummary(await stripe.checkout.sessions.retrieve(id));
         } catch (error) {
-          if (error instanceof Stripe.errors.StripeInvalidRequestError && error.statusCode === 404)
+          if (error instanceof stripe.errors.StripeInvalidRequestError && error.statusCode === 404)
             return undefined;
           throw error;
         }
@@ -134,12 +153,12 @@ export function createStripeAdapter(options: StripeAdapterOptions): PaymentProvi
     },
 
     async expireCheckoutSession(id: string): Promise<CheckoutSessionSummary | undefined> {
-      return unavailableWhenTemporary(async () => {
+      return unavailableWhenTemporary(async (stripe) => {
         try {
           return sessionSummary(await stripe.checkout.sessions.expire(id));
         } catch (error) {
           // The provider refuses to expire a session that is not open (paid, or expired already).
-          if (!(error instanceof Stripe.errors.StripeInvalidRequestError) || error.statusCode !== 400)
+          if (!(error instanceof stripe.errors.StripeInvalidRequestError) || error.statusCode !== 400)
             throw error;
           const session = await stripe.checkout.sessions.retrieve(id);
           if (session.status === 'open') throw error;
@@ -148,12 +167,13 @@ export function createStripeAdapter(options: StripeAdapterOptions): PaymentProvi
       });
     },
 
-    verifyEvent(
+    async verifyEvent(
       rawBody: string | Buffer,
       signatureHeader: string | undefined,
       receivedAt: Date,
-    ): VerifiedEvent {
+    ): Promise<VerifiedEvent> {
       if (!signatureHeader) return { ok: false, reason: 'no Stripe-Signature header' };
+      const stripe = await connect();
       let event: Stripe.Event;
       try {
         event = stripe.webhooks.constructEvent(
@@ -165,7 +185,7 @@ export function createStripeAdapter(options: StripeAdapterOptions): PaymentProvi
           receivedAt.getTime(),
         );
       } catch (error) {
-        if (error instanceof Stripe.errors.StripeSignatureVerificationError)
+        if (error instanceof stripe.errors.StripeSignatureVerificationError)
           return { ok: false, reason: error.message.split('\n')[0] ?? 'bad signature' };
         if (error instanceof SyntaxError) return { ok: false, reason: 'the body is not JSON' };
         throw error;
@@ -182,24 +202,25 @@ export function createStripeAdapter(options: StripeAdapterOptions): PaymentProvi
       };
     },
   };
-}
 
-/**
- * Runs a checkout call, turning what is worth trying again later (no connection, a timeout, rate
- * limited, 409 while the same request is in flight, 5xx: after the SDK's own retries) into
- * ProviderUnavailableError; a refusal is thrown as it is.
- */
-async function unavailableWhenTemporary<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    const temporary =
-      error instanceof Stripe.errors.StripeConnectionError ||
-      error instanceof Stripe.errors.StripeAPIError ||
-      error instanceof Stripe.errors.StripeRateLimitError ||
-      (error instanceof Stripe.errors.StripeError &&
-        (error.statusCode === 409 || (error.statusCode ?? 0) >= 500));
-    throw temporary ? new ProviderUnavailableError(error) : error;
+  /**
+   * Runs a checkout call, turning what is worth trying again later (no connection, a timeout, rate
+   * limited, 409 while the same request is in flight, 5xx: after the SDK's own retries) into
+   * ProviderUnavailableError; a refusal is thrown as it is.
+   */
+  async function unavailableWhenTemporary<T>(call: (stripe: Stripe) => Promise<T>): Promise<T> {
+    const stripe = await connect();
+    try {
+      return await call(stripe);
+    } catch (error) {
+      const { errors } = stripe;
+      const temporary =
+        error instanceof errors.StripeConnectionError ||
+        error instanceof errors.StripeAPIError ||
+        error instanceof errors.StripeRateLimitError ||
+        (error instanceof errors.StripeError && (error.statusCode === 409 || (error.statusCode ?? 0) >= 500));
+      throw temporary ? new ProviderUnavailableError(error) : error;
+    }
   }
 }
 
@@ -254,8 +275,8 @@ function outcomeOf(intent: Stripe.PaymentIntent): ChargeOutcome {
   }
 }
 
-function outcomeOfError(error: unknown): ChargeOutcome {
-  if (error instanceof Stripe.errors.StripeCardError) {
+function outcomeOfError(error: unknown, errors: StripeErrors): ChargeOutcome {
+  if (error instanceof errors.StripeCardError) {
     return {
       status: 'declined',
       declineCode: error.decline_code || error.code || 'card_declined',
@@ -263,14 +284,14 @@ function outcomeOfError(error: unknown): ChargeOutcome {
       paymentIntentId: error.payment_intent?.id,
     };
   }
-  if (error instanceof Stripe.errors.StripeIdempotencyError) {
+  if (error instanceof errors.StripeIdempotencyError) {
     return {
       status: 'failed',
       retryable: false,
       reason: `idempotency key reused with other parameters: ${withoutToken(error.message)}`,
     };
   }
-  if (error instanceof Stripe.errors.StripeInvalidRequestError) {
+  if (error instanceof errors.StripeInvalidRequestError) {
     const aboutToken =
       error.param?.includes('shared_payment_granted_token') || TOKEN_REFUSALS.has(error.code ?? '');
     if (aboutToken) {
@@ -286,17 +307,14 @@ function outcomeOfError(error: unknown): ChargeOutcome {
       reason: `the provider rejected the request: ${withoutToken(error.message)}`,
     };
   }
-  if (
-    error instanceof Stripe.errors.StripeAuthenticationError ||
-    error instanceof Stripe.errors.StripePermissionError
-  ) {
+  if (error instanceof errors.StripeAuthenticationError || error instanceof errors.StripePermissionError) {
     return {
       status: 'failed',
       retryable: false,
       reason: `the provider refused our credentials: ${withoutToken(error.message)}`,
     };
   }
-  if (error instanceof Stripe.errors.StripeError) {
+  if (error instanceof errors.StripeError) {
     // Connection errors, rate limits, 409 (same key in flight) and 5xx: the outcome is unknown.
     return { status: 'failed', retryable: true, reason: `${error.type}: ${withoutToken(error.message)}` };
   }

@@ -153,7 +153,7 @@ describe(`rate limits shared through Redis on ${testDialect}`, {
   });
 
   it('a Redis that stops mid-run: requests answer in process, then the limit is shared again once it is back', {
-    skip: !redisServerInstalled && 'redis-server is not installed',
+    skip: !redisServerInstalled() && 'redis-server is not installed',
   }, async (t) => {
     const redis = await startOwnRedis(t);
     const [first, second] = await startTwoInstances(t, {
@@ -190,7 +190,7 @@ describe(`rate limits shared through Redis on ${testDialect}`, {
   });
 
   it('a Redis that stops answering without closing the connection: requests wait at most the timeout', {
-    skip: !redisServerInstalled && 'redis-server is not installed',
+    skip: !redisServerInstalled() && 'redis-server is not installed',
   }, async (t) => {
     const redis = await startOwnRedis(t);
     const [first, second] = await startTwoInstances(t, {

@@ -22,7 +22,16 @@ export function testRedisEnv(): Record<string, string> {
   return TEST_REDIS_URL ? { REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: uniqueKeyPrefix() } : {};
 }
 
-export const redisServerInstalled = spawnSync('redis-server', ['--version']).status === 0;
+let serverInstalled: boolean | undefined;
+
+/**
+ * Whether redis-server runs here: asked by the tests that start their own, not at import, which
+ * every test file starting a service would pay with a child process.
+ */
+export function redisServerInstalled(): boolean {
+  serverInstalled ??= spawnSync('redis-server', ['--version']).status === 0;
+  return serverInstalled;
+}
 
 /** A Redis of the test's own on a loopback port, which the test may stop, freeze and start again. */
 export interface OwnRedis {

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import Stripe from 'stripe';
-import { type RunningPspSandbox, sandboxDataFile, startPspSandbox } from '../../src/psp/sandbox/main.ts';
+import { sandboxDataFile } from '../../src/psp/sandbox/data-file.ts';
+import { type RunningPspSandbox, startPspSandbox } from '../../src/psp/sandbox/main.ts';
 
 const SECRET_KEY = 'sk_test_sandbox_state';
 const PREVIEW_VERSION = '2026-07-29.preview';

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { ConfigError, loadConfig } from '../../config.ts';
+import { sandboxDataFile } from './data-file.ts';
 import { DEFAULT_WEBHOOK_SECRET, type SandboxEvents, type WebhookEndpoint } from './events.ts';
 import type { SandboxFaults } from './faults.ts';
 import { buildPspSandbox, DEFAULT_SECRET_KEY, type PspSandboxOptions } from './server.ts';
@@ -24,11 +24,6 @@ export interface RunningPspSandbox {
   /** Events sent to the webhook endpoint: list, resend, pause, resume, flush. */
   readonly events: SandboxEvents;
   close(): Promise<void>;
-}
-
-/** Where the sandbox keeps its state for `npm start` and `npm run psp-sandbox`: beside the service's data. */
-export function sandboxDataFile(dataDir: string): string {
-  return path.join(dataDir, 'psp-sandbox.sqlite');
 }
 
 /** Starts the sandbox in-process (for the main service and tests). */
