@@ -31,7 +31,7 @@ function filesUnder(folder: string): string[] {
   });
 }
 
-/** A file's module, as the import rules count them: `workspace`, `channels/acp`, or `cli.ts`. */
+/** A file's module, as the import rules count them: `workspace`, `channels/acp`, or `cli-commands.ts`. */
 function moduleOf(file: string): string {
   const parts = path.relative(SRC, file).split(path.sep);
   if (parts[0] === 'channels' && parts.length > 2) return `channels/${parts[1]}`;
