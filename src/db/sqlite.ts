@@ -113,6 +113,14 @@ class ImmediateSqliteDriver extends SqliteDriver {
     this.#checkpoints = this.#startCheckpoints?.();
   }
 
+  /** Kysely holds its one connection's lock here: no transaction of this connection is open. */
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    const connection = await super.acquireConnection();
+    const checkpoint = this.#checkpoints?.beforeUse();
+    if (checkpoint) await checkpoint;
+    return connection;
+  }
+
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
