@@ -114,11 +114,10 @@ class ImmediateSqliteDriver extends SqliteDriver {
   }
 
   /** Kysely holds its one connection's lock here: no transaction of this connection is open. */
-  override async acquireConnection(): Promise<DatabaseConnection> {
-    const connection = await super.acquireConnection();
+  override acquireConnection(): Promise<DatabaseConnection> {
+    const connection = super.acquireConnection();
     const checkpoint = this.#checkpoints?.beforeUse();
-    if (checkpoint) await checkpoint;
-    return connection;
+    return checkpoint ? checkpoint.then(() => connection) : connection;
   }
 
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
