@@ -80,7 +80,11 @@ export function startCheckpoints(db: DatabaseSync, file: string): Checkpoints {
   worker.on('error', () => {
     if (db.isOpen) db.exec('pragma wal_autocheckpoint = 1000');
   });
-  worker.on('exit', answered);
+  // No answer comes after this, so no statement may wait for one.
+  worker.on('exit', () => {
+    answered();
+    overBound = false;
+  });
   // After the listeners: adding a 'message' listener would keep the process alive again.
   worker.unref();
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
