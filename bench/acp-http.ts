@@ -2,7 +2,7 @@ import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { report } from './harness.ts';
-import { firstLine, freePort, onEachDatabase, startNode, stop, waitForOk } from './processes.ts';
+import { cpuSeconds, firstLine, freePort, onEachDatabase, startNode, stop, waitForOk } from './processes.ts';
 import { CONCURRENCY, clientPurchases, PURCHASES } from './purchase-harness.ts';
 
 const SANDBOX_KEY = 'sk_test_bench';
@@ -12,7 +12,8 @@ const SANDBOX_KEY = 'sk_test_bench';
  * its own, the service started as `npm start` starts it (pointed at that sandbox as at a real
  * PSP, `info` logging to a file), and the agents in a third, BENCH_CONCURRENCY (8) at once, each
  * minting a token from the sandbox, creating a session with a buyer and completing it. Reports
- * purchases a second and the complete's own p50/p99. SQLite, then PostgreSQL when one answers.
+ * purchases a second, the complete's own p50/p99 and the service's CPU ms per purchase (from
+ * /proc). SQLite, then PostgreSQL when one answers.
  */
 export async function benchAcpHttp(): Promise<void> {
   await onEachDatabase('acp-http', measure);
@@ -60,6 +61,7 @@ async function measure(dialect: 'sqlite' | 'postgres', databaseUrl: string, dir:
       concurrency: CONCURRENCY,
       psp: { ...psp, purchases: 200 },
     });
+    const cpuBefore = cpuSeconds(service.pid ?? 0);
     const result = await clientPurchases({
       kind: 'acp',
       url: base,
@@ -67,7 +69,10 @@ async function measure(dialect: 'sqlite' | 'postgres', databaseUrl: string, dir:
       concurrency: CONCURRENCY,
       psp: { ...psp, purchases: PURCHASES },
     });
-    report('acp-http', { dialect, loadAverage: loadavg()[0], ...result });
+    // What the service spent per purchase (all its threads), steady where purchases a second scatter.
+    const serviceCpuMsPerPurchase =
+      Math.round(((cpuSeconds(service.pid ?? 0) - cpuBefore) * 1e5) / PURCHASES) / 100;
+    report('acp-http', { dialect, loadAverage: loadavg()[0], ...result, serviceCpuMsPerPurchase });
   } finally {
     if (service) await stop(service);
     await stop(sandbox);

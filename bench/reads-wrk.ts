@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -6,7 +6,7 @@ import { openDatabase } from '../src/db/database.ts';
 import { systemClock } from '../src/shared/clock.ts';
 import { workspaceWithKey } from './api-read.ts';
 import { report } from './harness.ts';
-import { firstLine, freePort, onEachDatabase, startNode, stop, waitForOk } from './processes.ts';
+import { cpuSeconds, firstLine, freePort, onEachDatabase, startNode, stop, waitForOk } from './processes.ts';
 import { type WrkResult, wrk } from './wrk.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -80,12 +80,6 @@ export async function workspaceKey(databaseUrl: string, baseUrl: string): Promis
 }
 
 const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)] ?? 0;
-
-/** CPU seconds a process has used so far (user and system, all its threads). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 /** The load, and what it cost the server: CPU microseconds per answer (steady under a busy machine). */
 async function measured(pid: number, options: Parameters<typeof wrk>[0]) {

@@ -113,6 +113,13 @@ class ImmediateSqliteDriver extends SqliteDriver {
     this.#checkpoints = this.#startCheckpoints?.();
   }
 
+  /** Kysely holds its one connection's lock here: no transaction of this connection is open. */
+  override acquireConnection(): Promise<DatabaseConnection> {
+    const connection = super.acquireConnection();
+    const checkpoint = this.#checkpoints?.beforeUse();
+    return checkpoint ? checkpoint.then(() => connection) : connection;
+  }
+
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }

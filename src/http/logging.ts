@@ -79,14 +79,24 @@ export function loggerOptions(level: LoggerOptions['level']): LoggerOptions {
 }
 
 /**
- * The service's own logger on stdout. Lines are written in batches (4 KB, or after at most 100 ms)
- * instead of one write each: under load a write per request line was 7% of a cached read's time.
- * On exit, a crash included, what is buffered is written synchronously; only a killed process
- * (SIGKILL) loses up to the last 100 ms of lines.
+ * The service's own logger on stdout. Lines are written in batches (32 KB, or after at most
+ * 100 ms) instead of one write each: each write goes through libuv's thread pool, and at 4 KB
+ * batches that hand-over cost about 2 us of system time per request line of a cached read (a
+ * write per line, 7% of its time). On exit, a crash included, what is buffered is written
+ * synchronously; only a killed process (SIGKILL) loses up to the last 100 ms of lines. Lines are
+ * handed over as bytes: given strings, the destination measured its whole pending batch again with
+ * every line (about 1.2 us a line); as bytes it keeps their lengths and joins them once per write.
  */
 export function stdoutLogger(level: LoggerOptions['level']): Logger {
-  return pino(
-    loggerOptions(level),
-    pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 100 }),
-  );
+  const destination = pino.destination({
+    dest: 1,
+    sync: false,
+    minLength: 32 * 1024,
+    maxWrite: 64 * 1024,
+    periodicFlush: 100,
+    contentMode: 'buffer',
+  });
+  // In this mode it takes Buffers, which its typings do not say.
+  const bytes = destination as unknown as { write(line: Buffer): boolean };
+  return pino(loggerOptions(level), { write: (line: string) => bytes.write(Buffer.from(line)) });
 }
