@@ -360,11 +360,15 @@ async function lookUpOrders(db: Db, config: Config, action: 'list' | 'show', arg
   const orderId = positionals[0];
   if (!orderId) throw new UsageError('orders show needs an order id');
   const order = await getOrder(db, orderId);
-  if (!order && (await (await import('./workspace/index.ts')).findWorkspaceByOrder(db, orderId)))
-    throw new Refusal(
-      `${orderId} names a term given with workspaces create, not a paid order; see workspaces show`,
-    );
-  if (!order) throw new Refusal(`no order ${orderId}`);
+  if (!order) {
+    const { findWorkspaceByOrder } = await import('./workspace/index.ts');
+    if (await findWorkspaceByOrder(db, orderId)) {
+      throw new Refusal(
+        `${orderId} names a term given with workspaces create, not a paid order; see workspaces show`,
+      );
+    }
+    throw new Refusal(`no order ${orderId}`);
+  }
   const secret = await loadOrderLinkSecret(db, config.orderLinkSecret, systemClock.now().getTime());
   const pageUrl = createOrderLinks(config.baseUrl, secret).url(order.id);
   console.log(values.json ? JSON.stringify({ ...order, pageUrl }, null, 2) : orderReport(order, pageUrl));
