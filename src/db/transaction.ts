@@ -1,13 +1,34 @@
 import { PostgresAdapter } from 'kysely';
 import type { Db, Tx } from './schema.ts';
 
+/** What runs once the transaction opened by `inTransaction` has committed. */
+const committed = new WeakMap<Db, (() => void)[]>();
+
 /**
  * Runs `work` in one database transaction: everything it writes, including outbox rows
  * (emails, jobs), commits together or not at all. Inside a transaction already, it joins it.
  */
 export async function inTransaction<T>(db: Db, work: (trx: Tx) => Promise<T>): Promise<T> {
   if (db.isTransaction) return work(db as Tx);
-  return db.transaction().execute(work);
+  const callbacks: (() => void)[] = [];
+  const result = await db.transaction().execute((trx) => {
+    committed.set(trx, callbacks);
+    return work(trx);
+  });
+  for (const callback of callbacks) callback();
+  return result;
+}
+
+/**
+ * Calls `callback` once what `db` wrote is committed: after the commit of a transaction opened by
+ * `inTransaction` (never, if it rolls back), or at once outside one. In a transaction opened some
+ * other way it is called at once, before the commit: use it only for hints whose loss costs a
+ * delay, never correctness (waking the job runner early).
+ */
+export function afterCommit(db: Db, callback: () => void): void {
+  const callbacks = committed.get(db);
+  if (callbacks) callbacks.push(callback);
+  else callback();
 }
 
 /**

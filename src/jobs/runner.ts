@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Dialect } from '../db/database.ts';
 import type { Db } from '../db/schema.ts';
+import { afterCommit } from '../db/transaction.ts';
 import type { Clock } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
 import type { JobsTable } from './jobs.table.ts';
@@ -80,9 +81,20 @@ export interface EnqueueOptions {
 }
 
 /**
+ * The runners started on each database handle, keyed by its adapter (which its transactions
+ * share), so that a job queued in a transaction wakes the runners of its own database only.
+ */
+const runnersOf = new WeakMap<object, Set<() => void>>();
+
+function adapterOf(db: Db): object {
+  return db.getExecutor().adapter;
+}
+
+/**
  * Adds a job in the caller's transaction, so it exists exactly when the change that needs it
- * commits. Returns the id of the job that exists: with a dedupe key already taken, the existing
- * job's (the no-op update on conflict is what makes the database return that row).
+ * commits, and wakes this process's runners once it has: a job due now starts without waiting
+ * for the next poll. Returns the id of the job that exists: with a dedupe key already taken, the
+ * existing job's (the no-op update on conflict is what makes the database return that row).
  */
 export async function enqueueJob(db: Db, at: Date, options: EnqueueOptions): Promise<string> {
   const id = newId('job', at);
@@ -109,6 +121,14 @@ export async function enqueueJob(db: Db, at: Date, options: EnqueueOptions): Pro
     )
     .returning('id')
     .executeTakeFirstOrThrow();
+  if (!options.runAt || options.runAt.getTime() <= now) {
+    const wakes = runnersOf.get(adapterOf(db));
+    if (wakes) {
+      afterCommit(db, () => {
+        for (const wake of wakes) wake();
+      });
+    }
+  }
   return row.id;
 }
 
@@ -117,6 +137,13 @@ export function defaultBackoff(attempt: number): number {
   const base = Math.min(5_000 * 2 ** (attempt - 1), 3_600_000);
   return Math.round(base * (0.8 + Math.random() * 0.4));
 }
+
+/**
+ * How long a wake waits for more jobs to be queued, so that under load one claim takes several
+ * (a claim per job cost more than the jobs' wait) and an idle runner still starts a job at once.
+ */
+const WAKE_DELAY_MS = 50;
+const WAKE_SLOT = -1;
 
 /** Rankings one claim makes at most: the first, and again after other runners took what it ranked. */
 const CLAIM_ROUNDS = 3;
@@ -133,7 +160,10 @@ export class JobRunner {
   readonly #workerId = `worker_${randomUUID()}`;
   readonly #running = new Set<Promise<void>>();
   readonly #sweepsRunning = new Set<Promise<void>>();
-  /** The one pending timer of each loop (slot 0 polls, slot i + 1 runs sweep i); nothing else is kept. */
+  /**
+   * The one pending timer of each loop (slot 0 polls, slot i + 1 runs sweep i) and of a wake
+   * (WAKE_SLOT); nothing else is kept.
+   */
   readonly #timers = new Map<number, unknown>();
   /** Bumped by every start, so a tick still running from before a stop does not schedule again. */
   #generation = 0;
@@ -141,6 +171,17 @@ export class JobRunner {
   /** One claim at a time: a job finishing during a claim asks for another round instead. */
   #claiming = false;
   #claimAgain = false;
+  /** The polls under way, which a stop waits for: a claim it cut short would leave its jobs claimed. */
+  readonly #polling = new Set<Promise<void>>();
+  /** Jobs queued in this process wake the runner after WAKE_DELAY_MS; later ones join that poll. */
+  readonly #wake = () => {
+    if (this.#stopped || this.#timers.has(WAKE_SLOT)) return;
+    const wake = () => {
+      this.#timers.delete(WAKE_SLOT);
+      return this.#stopped ? undefined : this.#poll();
+    };
+    this.#timers.set(WAKE_SLOT, this.#options.timers.setTimeout(wake, WAKE_DELAY_MS));
+  };
 
   constructor(options: JobRunnerOptions) {
     this.#options = {
@@ -159,17 +200,23 @@ export class JobRunner {
     if (!this.#stopped) return;
     this.#stopped = false;
     this.#generation++;
+    const adapter = adapterOf(this.#options.db);
+    const wakes = runnersOf.get(adapter) ?? new Set();
+    wakes.add(this.#wake);
+    runnersOf.set(adapter, wakes);
     this.#loop(0, () => this.#poll(), this.#options.pollIntervalMs);
     this.#options.sweeps.forEach((sweep, index) => {
       this.#loop(index + 1, () => this.#runSweep(sweep), sweep.intervalMs);
     });
   }
 
-  /** Stops claiming and waits for the jobs and sweeps in flight. */
+  /** Stops claiming and waits for the claim, jobs and sweeps in flight. */
   async stop(): Promise<void> {
     this.#stopped = true;
+    runnersOf.get(adapterOf(this.#options.db))?.delete(this.#wake);
     for (const timer of this.#timers.values()) this.#options.timers.clearTimeout(timer);
     this.#timers.clear();
+    await Promise.allSettled(this.#polling);
     await Promise.allSettled([...this.#running, ...this.#sweepsRunning]);
   }
 
@@ -215,10 +262,18 @@ export class JobRunner {
 
   /**
    * Claims as many due jobs as there are free slots and starts them. A job that finishes claims
-   * again at once (the poll interval only paces an idle runner), so a slot never idles while
-   * work is due; a finish during a claim makes that claim go round once more.
+   * again at once, and a job due now queued in this process wakes the runner (`enqueueJob`): the
+   * poll interval only paces an idle runner and finds what other processes queued, so a slot
+   * never idles while work is due; a finish or a wake during a claim makes it go round once more.
    */
-  async #poll(): Promise<void> {
+  #poll(): Promise<void> {
+    const polling = this.#claimAndStart();
+    this.#polling.add(polling);
+    void polling.finally(() => this.#polling.delete(polling));
+    return polling;
+  }
+
+  async #claimAndStart(): Promise<void> {
     if (this.#claiming) {
       this.#claimAgain = true;
       return;

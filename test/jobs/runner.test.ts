@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type KyselyPlugin, RawNode } from 'kysely';
+import { inTransaction } from '../../src/db/transaction.ts';
 import {
   enqueueJob,
   type JobDefinition,
@@ -615,13 +616,89 @@ describe(`job runner on ${testDialect}`, () => {
       assert.equal(fake.pending.size, 2, `after tick ${tick}`);
     }
     assert.equal(sweeps, ticks);
-    assert.equal(fake.created, 2 * (ticks + 1));
+    assert.equal(fake.created, 2 * (ticks + 1) + 4, 'and one wake for each job queued');
 
     const live = [...fake.pending.keys()];
     await runner.stop();
     assert.deepEqual(fake.cleared.sort(), live.sort(), 'stop clears the live timers and holds no others');
     assert.equal(fake.pending.size, 0);
     assert.deepEqual(ran, [{ tick: 500 }, { tick: 1000 }, { tick: 1500 }, { tick: 2000 }]);
+  });
+
+  it('is woken once a due job queued in this process commits, one wake for jobs queued together', async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.close());
+    const clock = new ManualClock();
+    const fake = manualTimers();
+    const ran: unknown[] = [];
+    const runner = new JobRunner({
+      db: database.db,
+      dialect: database.dialect,
+      clock,
+      logger: silent,
+      timers: fake.timers,
+      definitions: { echo: { run: async (payload) => void ran.push(payload) } },
+    });
+    runner.start();
+    t.after(() => runner.stop());
+    await fake.fire();
+    assert.equal(fake.pending.size, 1, 'only the poll loop waits');
+
+    await inTransaction(database.db, async (trx) => {
+      await enqueueJob(trx, clock.now(), { kind: 'echo', payload: { n: 1 } });
+      await enqueueJob(trx, clock.now(), { kind: 'echo', payload: { n: 2 } });
+      assert.equal(fake.pending.size, 1, 'no wake before the commit');
+    });
+    await enqueueJob(database.db, clock.now(), { kind: 'echo', payload: { n: 3 } });
+    assert.equal(fake.pending.size, 2, 'one wake for the three jobs');
+
+    const later = new Date(clock.now().getTime() + 60_000);
+    await enqueueJob(database.db, clock.now(), { kind: 'echo', payload: { n: 4 }, runAt: later });
+    await assert.rejects(
+      inTransaction(database.db, async (trx) => {
+        await enqueueJob(trx, clock.now(), { kind: 'echo', payload: { n: 5 } });
+        throw new Error('rolled back');
+      }),
+    );
+    const other = await createTestDatabase();
+    t.after(() => other.close());
+    await enqueueJob(other.db, clock.now(), { kind: 'echo', payload: { n: 6 } });
+    assert.equal(
+      fake.pending.size,
+      2,
+      'a job due later, a rolled-back one and another database wake nothing more',
+    );
+
+    const wake = [...fake.pending.entries()].at(-1);
+    assert.ok(wake);
+    fake.pending.delete(wake[0]);
+    await wake[1]();
+    await runner.stop();
+    assert.deepEqual(ran.map((payload) => (payload as { n: number }).n).sort(), [1, 2, 3]);
+    await enqueueJob(database.db, clock.now(), { kind: 'echo', payload: { n: 7 } });
+    assert.equal(fake.pending.size, 0, 'a stopped runner is not woken');
+  });
+
+  it('starts a job queued in this process without waiting for its poll interval', async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.close());
+    const clock = new ManualClock();
+    let ran!: (payload: unknown) => void;
+    const running = new Promise((resolve) => (ran = resolve));
+    const runner = new JobRunner({
+      db: database.db,
+      dialect: database.dialect,
+      clock,
+      logger: silent,
+      pollIntervalMs: 60_000,
+      definitions: { echo: { run: async (payload) => ran(payload) } },
+    });
+    runner.start();
+    t.after(() => runner.stop());
+    const id = await enqueueJob(database.db, clock.now(), { kind: 'echo', payload: { n: 1 } });
+    assert.deepEqual(await running, { n: 1 });
+    await runner.stop();
+    assert.equal((await jobRow(database, id)).status, 'succeeded');
   });
 
   it('does not let a tick that outlives a stop schedule again after a restart', async (t) => {
