@@ -269,7 +269,8 @@ export class JobRunner {
   #poll(): Promise<void> {
     const polling = this.#claimAndStart();
     this.#polling.add(polling);
-    void polling.finally(() => this.#polling.delete(polling));
+    const done = () => void this.#polling.delete(polling);
+    polling.then(done, done);
     return polling;
   }
 
