@@ -7,6 +7,7 @@ export {
   type JobDefinition,
   type JobLogger,
   JobRunner,
+  type JobRunnerOptions,
   type Sweep,
   type Timers,
 } from './runner.ts';

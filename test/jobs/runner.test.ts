@@ -8,6 +8,7 @@ import {
   enqueueJob,
   type JobDefinition,
   JobRunner,
+  type JobRunnerOptions,
   noteKeyOutcome,
   type Timers,
 } from '../../src/jobs/index.ts';
@@ -16,7 +17,12 @@ import { createTestDatabase, type TestDatabase, testDialect } from '../helpers/d
 
 const silent = { info() {}, warn() {}, error() {} };
 
-function runnerFor(database: TestDatabase, clock: ManualClock, definitions: Record<string, JobDefinition>) {
+function runnerFor(
+  database: TestDatabase,
+  clock: ManualClock,
+  definitions: Record<string, JobDefinition>,
+  options: Partial<JobRunnerOptions> = {},
+) {
   return new JobRunner({
     db: database.db,
     dialect: database.dialect,
@@ -24,6 +30,7 @@ function runnerFor(database: TestDatabase, clock: ManualClock, definitions: Reco
     logger: silent,
     definitions,
     backoff: (attempt) => attempt * 1000,
+    ...options,
   });
 }
 
@@ -596,15 +603,15 @@ describe(`job runner on ${testDialect}`, () => {
     const fake = manualTimers();
     let sweeps = 0;
     const ran: unknown[] = [];
-    const runner = new JobRunner({
-      db: database.db,
-      dialect: database.dialect,
+    const runner = runnerFor(
+      database,
       clock,
-      logger: silent,
-      timers: fake.timers,
-      definitions: { echo: { run: async (payload) => void ran.push(payload) } },
-      sweeps: [{ name: 'count', intervalMs: 60_000, run: async () => void sweeps++ }],
-    });
+      { echo: { run: async (payload) => void ran.push(payload) } },
+      {
+        timers: fake.timers,
+        sweeps: [{ name: 'count', intervalMs: 60_000, run: async () => void sweeps++ }],
+      },
+    );
     runner.start();
     t.after(() => runner.stop());
     assert.equal(fake.pending.size, 2, 'one poll timer and one per sweep');
@@ -631,14 +638,12 @@ describe(`job runner on ${testDialect}`, () => {
     const clock = new ManualClock();
     const fake = manualTimers();
     const ran: unknown[] = [];
-    const runner = new JobRunner({
-      db: database.db,
-      dialect: database.dialect,
+    const runner = runnerFor(
+      database,
       clock,
-      logger: silent,
-      timers: fake.timers,
-      definitions: { echo: { run: async (payload) => void ran.push(payload) } },
-    });
+      { echo: { run: async (payload) => void ran.push(payload) } },
+      { timers: fake.timers },
+    );
     runner.start();
     t.after(() => runner.stop());
     await fake.fire();
@@ -685,14 +690,12 @@ describe(`job runner on ${testDialect}`, () => {
     const clock = new ManualClock();
     let ran!: (payload: unknown) => void;
     const running = new Promise((resolve) => (ran = resolve));
-    const runner = new JobRunner({
-      db: database.db,
-      dialect: database.dialect,
+    const runner = runnerFor(
+      database,
       clock,
-      logger: silent,
-      pollIntervalMs: 60_000,
-      definitions: { echo: { run: async (payload) => ran(payload) } },
-    });
+      { echo: { run: async (payload) => ran(payload) } },
+      { pollIntervalMs: 60_000 },
+    );
     runner.start();
     t.after(() => runner.stop());
     const id = await enqueueJob(database.db, clock.now(), { kind: 'echo', payload: { n: 1 } });
