@@ -3,6 +3,7 @@ import { PLANS, type PlanId, type TermLength, termEnd } from '../catalog/index.t
 import { seedControls } from '../compliance/index.ts';
 import { preparedQuery } from '../db/prepared.ts';
 import type { Db, Tx } from '../db/schema.ts';
+import { inTransaction } from '../db/transaction.ts';
 import type { Clock } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
 import { applyPlanToSubscriptions, publishEvent } from '../webhooks/index.ts';
@@ -399,7 +400,7 @@ export async function endElapsedTerms(db: Db, ctx: WorkspaceContext, batchSize =
       .execute();
     if (due.length === 0) return ended;
     for (const term of due) {
-      const closed = await db.transaction().execute((trx) => closeTerm(trx, ctx, term, now));
+      const closed = await inTransaction(db, (trx) => closeTerm(trx, ctx, term, now));
       if (closed)
         ended.push({
           workspaceId: term.workspace_id,
