@@ -23,7 +23,8 @@ export async function inTransaction<T>(db: Db, work: (trx: Tx) => Promise<T>): P
  * Calls `callback` once what `db` wrote is committed: after the commit of a transaction opened by
  * `inTransaction` (never, if it rolls back), or at once outside one. In a transaction opened some
  * other way it is called at once, before the commit: use it only for hints whose loss costs a
- * delay, never correctness (waking the job runner early).
+ * delay, never correctness (waking the job runner early). It must not throw: the transaction it
+ * follows has committed, and `inTransaction` would report the throw as its failure.
  */
 export function afterCommit(db: Db, callback: () => void): void {
   const callbacks = committed.get(db);

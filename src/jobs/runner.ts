@@ -121,13 +121,11 @@ export async function enqueueJob(db: Db, at: Date, options: EnqueueOptions): Pro
     )
     .returning('id')
     .executeTakeFirstOrThrow();
-  if (!options.runAt || options.runAt.getTime() <= now) {
-    const wakes = runnersOf.get(adapterOf(db));
-    if (wakes) {
-      afterCommit(db, () => {
-        for (const wake of wakes) wake();
-      });
-    }
+  const wakes = runnersOf.get(adapterOf(db));
+  if (wakes && (options.runAt?.getTime() ?? now) <= now) {
+    afterCommit(db, () => {
+      for (const wake of wakes) wake();
+    });
   }
   return row.id;
 }
@@ -173,12 +171,15 @@ export class JobRunner {
   #claimAgain = false;
   /** The polls under way, which a stop waits for: a claim it cut short would leave its jobs claimed. */
   readonly #polling = new Set<Promise<void>>();
-  /** Jobs queued in this process wake the runner after WAKE_DELAY_MS; later ones join that poll. */
+  /**
+   * Jobs queued in this process wake the runner after WAKE_DELAY_MS; later ones join that poll.
+   * Only a started runner is woken, and its stop clears a wake still waiting.
+   */
   readonly #wake = () => {
-    if (this.#stopped || this.#timers.has(WAKE_SLOT)) return;
+    if (this.#timers.has(WAKE_SLOT)) return;
     const wake = () => {
       this.#timers.delete(WAKE_SLOT);
-      return this.#stopped ? undefined : this.#poll();
+      return this.#poll();
     };
     this.#timers.set(WAKE_SLOT, this.#options.timers.setTimeout(wake, WAKE_DELAY_MS));
   };

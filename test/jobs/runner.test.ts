@@ -690,14 +690,27 @@ describe(`job runner on ${testDialect}`, () => {
     const clock = new ManualClock();
     let ran!: (payload: unknown) => void;
     const running = new Promise((resolve) => (ran = resolve));
+    // Real timers, with word of the first tick's end: the job is queued after the start's own
+    // poll has looked and found nothing, so only a wake can run it before the 60 s poll.
+    let firstTickDone!: () => void;
+    const firstTick = new Promise<void>((resolve) => (firstTickDone = resolve));
+    const timers: Timers = {
+      setTimeout: (callback, ms) =>
+        setTimeout(async () => {
+          await callback();
+          firstTickDone();
+        }, ms),
+      clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+    };
     const runner = runnerFor(
       database,
       clock,
       { echo: { run: async (payload) => ran(payload) } },
-      { pollIntervalMs: 60_000 },
+      { pollIntervalMs: 60_000, timers },
     );
     runner.start();
     t.after(() => runner.stop());
+    await firstTick;
     const id = await enqueueJob(database.db, clock.now(), { kind: 'echo', payload: { n: 1 } });
     assert.deepEqual(await running, { n: 1 });
     await runner.stop();
