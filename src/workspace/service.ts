@@ -1,7 +1,7 @@
 import { purchaseActor, recordAuditEvent, SYSTEM_ACTOR } from '../audit/index.ts';
 import { PLANS, type PlanId, type TermLength, termEnd } from '../catalog/index.ts';
 import { seedControls } from '../compliance/index.ts';
-import { preparedQuery } from '../db/prepared.ts';
+import { insertRow, type Param, preparedQuery } from '../db/prepared.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -70,35 +70,29 @@ export async function provisionWorkspace(
 ): Promise<Provisioned> {
   const now = ctx.clock.now();
   const workspaceId = newId('ws', now);
-  await trx
-    .insertInto('workspaces')
-    .values({
-      id: workspaceId,
-      name: input.name,
-      plan: input.plan,
-      created_at: now.getTime(),
-      updated_at: now.getTime(),
-    })
-    .execute();
+  await insertRow(trx, 'workspaces', {
+    id: workspaceId,
+    name: input.name,
+    plan: input.plan,
+    created_at: now.getTime(),
+    updated_at: now.getTime(),
+  });
 
   let currentTerm: Term | null = null;
   if (input.term) {
     const endsAt = termEnd(input.term.startsAt, input.term.term);
-    await trx
-      .insertInto('workspace_terms')
-      .values({
-        id: newId('term', now),
-        workspace_id: workspaceId,
-        plan: input.plan,
-        term: input.term.term,
-        starts_at: input.term.startsAt.getTime(),
-        ends_at: endsAt.getTime(),
-        channel: input.term.channel,
-        order_id: input.term.orderId,
-        ended_at: null,
-        created_at: now.getTime(),
-      })
-      .execute();
+    await insertRow(trx, 'workspace_terms', {
+      id: newId('term', now),
+      workspace_id: workspaceId,
+      plan: input.plan,
+      term: input.term.term,
+      starts_at: input.term.startsAt.getTime(),
+      ends_at: endsAt.getTime(),
+      channel: input.term.channel,
+      order_id: input.term.orderId,
+      ended_at: null,
+      created_at: now.getTime(),
+    });
     currentTerm = { plan: input.plan, ...input.term, endsAt, renews: false };
     await recordAuditEvent(trx, {
       workspaceId,
@@ -161,7 +155,7 @@ export const termColumns = ['plan', 'term', 'starts_at', 'ends_at', 'channel', '
  * A term that starts after the end of the one before was bought once that one had ended (before
  * the sweep closed it): it is the one in force, and the earlier ones are over.
  */
-const workspaceWithTerm = preparedQuery((db) =>
+const workspaceWithTerm = preparedQuery((db, param: Param<{ workspaceId: string }>) =>
   db
     .selectFrom('workspaces')
     .leftJoin('workspace_terms as term', (join) =>
@@ -179,13 +173,13 @@ const workspaceWithTerm = preparedQuery((db) =>
       'term.channel',
       'term.order_id',
     ])
-    .where('workspaces.id', '=', '')
+    .where('workspaces.id', '=', param('workspaceId'))
     .orderBy('term.starts_at')
     .orderBy('term.ends_at'),
 );
 
 export async function getWorkspace(db: Db, workspaceId: string): Promise<Workspace | undefined> {
-  const rows = await workspaceWithTerm(db, workspaceId);
+  const { rows } = await workspaceWithTerm(db, { workspaceId });
   const row = rows[0];
   if (!row) return undefined;
   const openTerms = rows.map(termOf).filter((term) => term !== null);
@@ -203,7 +197,7 @@ export async function getWorkspace(db: Db, workspaceId: string): Promise<Workspa
   };
 }
 
-type WorkspaceWithTermRow = Awaited<ReturnType<typeof workspaceWithTerm>>[number];
+type WorkspaceWithTermRow = Awaited<ReturnType<typeof workspaceWithTerm>>['rows'][number];
 
 function termOf(row: WorkspaceWithTermRow): Term | null {
   if (row.term_plan === null || row.term === null || row.starts_at === null || row.ends_at === null)
