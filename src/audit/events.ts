@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { fetchPage, type KeysetOrder, type Page, type PageRequest } from '../db/keyset.ts';
+import { insertRow } from '../db/prepared.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import { newId } from '../shared/ids.ts';
 import { iso, Nullable, RecordId, Timestamp } from '../shared/wire.ts';
@@ -44,24 +45,21 @@ const boundedOrNull = (value: string | null | undefined, max: number): string | 
  * not at all.
  */
 export async function recordAuditEvent(trx: Tx, input: AuditEventInput): Promise<void> {
-  await trx
-    .insertInto('audit_events')
-    .values({
-      id: newId('aud', input.at),
-      workspace_id: input.workspaceId,
-      action: input.action,
-      actor_user_id: input.actor.userId ?? null,
-      actor_api_key_id: input.actor.apiKeyId ?? null,
-      actor_label: bounded(input.actor.label, LABEL_MAX),
-      target_type: boundedOrNull(input.target?.type, TARGET_TYPE_MAX),
-      target_id: boundedOrNull(input.target?.id, TARGET_ID_MAX),
-      target_label: boundedOrNull(input.target?.label, LABEL_MAX),
-      ip: boundedOrNull(input.ip, IP_MAX),
-      user_agent: boundedOrNull(input.userAgent, USER_AGENT_MAX),
-      changes: input.changes && Object.keys(input.changes).length > 0 ? JSON.stringify(input.changes) : null,
-      created_at: input.at.getTime(),
-    })
-    .execute();
+  await insertRow(trx, 'audit_events', {
+    id: newId('aud', input.at),
+    workspace_id: input.workspaceId,
+    action: input.action,
+    actor_user_id: input.actor.userId ?? null,
+    actor_api_key_id: input.actor.apiKeyId ?? null,
+    actor_label: bounded(input.actor.label, LABEL_MAX),
+    target_type: boundedOrNull(input.target?.type, TARGET_TYPE_MAX),
+    target_id: boundedOrNull(input.target?.id, TARGET_ID_MAX),
+    target_label: boundedOrNull(input.target?.label, LABEL_MAX),
+    ip: boundedOrNull(input.ip, IP_MAX),
+    user_agent: boundedOrNull(input.userAgent, USER_AGENT_MAX),
+    changes: input.changes && Object.keys(input.changes).length > 0 ? JSON.stringify(input.changes) : null,
+    created_at: input.at.getTime(),
+  });
 }
 
 const AUDIT_EVENT_EXAMPLE = {

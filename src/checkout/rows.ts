@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import { type CatalogItem, findSellableItem } from '../catalog/index.ts';
+import { type Param, preparedQuery } from '../db/prepared.ts';
 import type { Db } from '../db/schema.ts';
 import { attemptState, type Order, type PurchaseDeps } from '../purchase/index.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -88,13 +89,17 @@ export function isOpen(status: SessionStatus): boolean {
   return status === 'not_ready' || status === 'ready';
 }
 
-export function findRow(db: Db, publicId: string, channel: Channel): Promise<Row | undefined> {
-  return db
+const sessionByIdHash = preparedQuery((db, param: Param<{ idHash: string; channel: Channel }>) =>
+  db
     .selectFrom('checkout_sessions')
     .selectAll()
-    .where('id_hash', '=', sha256Hex(publicId))
-    .where('channel', '=', channel)
-    .executeTakeFirst();
+    .where('id_hash', '=', param('idHash'))
+    .where('channel', '=', param('channel')),
+);
+
+export async function findRow(db: Db, publicId: string, channel: Channel): Promise<Row | undefined> {
+  const { rows } = await sessionByIdHash(db, { idHash: sha256Hex(publicId), channel });
+  return rows[0];
 }
 
 /** Writes `changes` if the session is still the open one read as `row`; undefined if not. */

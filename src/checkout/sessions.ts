@@ -1,7 +1,10 @@
+import type { Insertable } from 'kysely';
+import { preparedRowQuery } from '../db/prepared.ts';
 import { HOUR_MS } from '../shared/clock.ts';
 import { isEmailAddress } from '../shared/email.ts';
 import { newId, newSecret, sha256Hex } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
+import type { CheckoutSessionsTable } from './checkout.table.ts';
 import {
   buyerColumns,
   CHANGED_MEANWHILE,
@@ -25,6 +28,10 @@ export const SESSION_LIFETIME_MS = HOUR_MS;
 
 const PAYMENT_UNDER_WAY: CheckoutError = { code: 'busy', retryAfterSeconds: 2 };
 
+const insertSession = preparedRowQuery((db, row: Insertable<CheckoutSessionsTable>) =>
+  db.insertInto('checkout_sessions').values(row).returningAll(),
+);
+
 export async function createSession(
   deps: CheckoutDeps,
   input: { channel: Channel; itemId: string; buyer?: SessionBuyer },
@@ -34,26 +41,24 @@ export async function createSession(
   if (input.buyer && !isEmailAddress(input.buyer.email)) return err({ code: 'invalid_email' });
   const now = deps.clock.now();
   const publicId = newSecret('cs_');
-  const row = await deps.db
-    .insertInto('checkout_sessions')
-    .values({
-      id: newId('chk', now),
-      id_hash: sha256Hex(publicId),
-      channel: input.channel,
-      status: input.buyer ? 'ready' : 'not_ready',
-      item_id: item.value.id,
-      ...buyerColumns(input.buyer ?? null),
-      attempt_count: 0,
-      version: 0,
-      payment_error_code: null,
-      payment_error_message: null,
-      order_id: null,
-      expires_at: now.getTime() + SESSION_LIFETIME_MS,
-      created_at: now.getTime(),
-      updated_at: now.getTime(),
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const { rows } = await insertSession(deps.db, {
+    id: newId('chk', now),
+    id_hash: sha256Hex(publicId),
+    channel: input.channel,
+    status: input.buyer ? 'ready' : 'not_ready',
+    item_id: item.value.id,
+    ...buyerColumns(input.buyer ?? null),
+    attempt_count: 0,
+    version: 0,
+    payment_error_code: null,
+    payment_error_message: null,
+    order_id: null,
+    expires_at: now.getTime() + SESSION_LIFETIME_MS,
+    created_at: now.getTime(),
+    updated_at: now.getTime(),
+  });
+  const row = rows[0];
+  if (!row) throw new Error('a new checkout session was not returned');
   return ok(await toSession(deps, publicId, row));
 }
 

@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, createSecretKey, randomBytes } from 'node:crypto';
 import type { ExpressionBuilder } from 'kysely';
+import { type Param, preparedQuery } from '../db/prepared.ts';
 import type { Database, Db } from '../db/schema.ts';
 import { type InstanceLiveness, isInstanceGone } from '../instances/index.ts';
 import { type Clock, HOUR_MS } from '../shared/clock.ts';
@@ -88,18 +89,12 @@ export async function runIdempotently(
     await release(db, holder);
   } else {
     const sealed = sealerFor(request);
-    await db
-      .updateTable('idempotency_keys')
-      .set({
-        state: 'completed',
-        locked_until: null,
-        locked_by: null,
-        response_status: response.status,
-        response_body: sealed.seal(JSON.stringify(response.body ?? null)),
-        response_headers: response.headers ? sealed.seal(JSON.stringify(response.headers)) : null,
-      })
-      .where(heldBy(holder))
-      .execute();
+    await sealKey(db, {
+      ...heldKey(holder),
+      status: response.status,
+      body: sealed.seal(JSON.stringify(response.body ?? null)),
+      headers: response.headers ? sealed.seal(JSON.stringify(response.headers)) : null,
+    });
   }
   return { kind: 'fresh', response };
 }
@@ -209,27 +204,68 @@ async function claim(
   at: { now: number; lease: number; holder: string | null },
 ): Promise<boolean> {
   const { now, lease, holder } = at;
-  const fresh = {
+  const result = await claimKey(db, {
+    scope: request.scope,
+    key: sha256Hex(request.key),
     fingerprint,
+    lease,
+    holder,
+    now,
+    expiresAt: now + KEY_RETENTION_MS,
+  });
+  return (result.numAffectedRows ?? 0n) > 0n;
+}
+
+type ClaimValues = {
+  scope: string;
+  key: string;
+  fingerprint: string;
+  lease: number;
+  holder: string | null;
+  now: number;
+  expiresAt: number;
+};
+
+/** Inserts the key in flight; a key past its retention is a new request, and the same write takes it over. */
+const claimKey = preparedQuery((db, param: Param<ClaimValues>) => {
+  const fresh = {
+    fingerprint: param('fingerprint'),
     state: 'in_flight' as const,
-    locked_until: lease,
-    locked_by: holder,
+    locked_until: param('lease'),
+    locked_by: param('holder'),
     response_status: null,
     response_body: null,
     response_headers: null,
-    created_at: now,
-    expires_at: now + KEY_RETENTION_MS,
+    created_at: param('now'),
+    expires_at: param('expiresAt'),
   };
-  // A key past its retention is a new request: the same write takes it over.
-  const result = await db
+  return db
     .insertInto('idempotency_keys')
-    .values({ scope: request.scope, key: sha256Hex(request.key), ...fresh })
+    .values({ scope: param('scope'), key: param('key'), ...fresh })
     .onConflict((oc) =>
-      oc.columns(['scope', 'key']).doUpdateSet(fresh).where('idempotency_keys.expires_at', '<=', now),
-    )
-    .executeTakeFirst();
-  return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
-}
+      oc
+        .columns(['scope', 'key'])
+        .doUpdateSet(fresh)
+        .where('idempotency_keys.expires_at', '<=', param('now')),
+    );
+});
+
+type SealValues = HeldKey & { status: number; body: string; headers: string | null };
+
+/** Keeps the response of a key its holder still holds (the lease is the holder's fencing token). */
+const sealKey = preparedQuery((db, param: Param<SealValues>) =>
+  db
+    .updateTable('idempotency_keys')
+    .set({
+      state: 'completed',
+      locked_until: null,
+      locked_by: null,
+      response_status: param('status'),
+      response_body: param('body'),
+      response_headers: param('headers'),
+    })
+    .where(heldBy(param)),
+);
 
 /**
  * One guarded write: the lease moves on only if it is still the stale one this request read, so
@@ -255,19 +291,30 @@ async function takeOverStale(
 
 type Holder = IdempotentRequest & { lease: number };
 
-/** Matches the key only while this request still holds it (nobody took it over). */
-function heldBy(holder: Holder) {
+/** A held key: its scope, the hash of the key, and the lease its holder set. */
+type HeldKey = { scope: string; key: string; lease: number };
+
+function heldKey(holder: Holder): HeldKey {
+  return { scope: holder.scope, key: sha256Hex(holder.key), lease: holder.lease };
+}
+
+/** Matches the key only while its holder still holds it (nobody took it over). */
+function heldBy(param: Param<HeldKey>) {
   return (eb: ExpressionBuilder<Database, 'idempotency_keys'>) =>
     eb.and([
-      eb('scope', '=', holder.scope),
-      eb('key', '=', sha256Hex(holder.key)),
+      eb('scope', '=', param('scope')),
+      eb('key', '=', param('key')),
       eb('state', '=', 'in_flight'),
-      eb('locked_until', '=', holder.lease),
+      eb('locked_until', '=', param('lease')),
     ]);
 }
 
+const releaseKey = preparedQuery((db, param: Param<HeldKey>) =>
+  db.deleteFrom('idempotency_keys').where(heldBy(param)),
+);
+
 async function release(db: Db, holder: Holder): Promise<void> {
-  await db.deleteFrom('idempotency_keys').where(heldBy(holder)).execute();
+  await releaseKey(db, heldKey(holder));
 }
 
 /** Drops kept responses older than their retention. */

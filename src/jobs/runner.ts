@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { type Insertable, sql } from 'kysely';
 import type { Dialect } from '../db/database.ts';
+import { preparedRowQuery } from '../db/prepared.ts';
 import type { Db } from '../db/schema.ts';
 import { afterCommit } from '../db/transaction.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -90,6 +91,16 @@ function adapterOf(db: Db): object {
   return db.getExecutor().adapter;
 }
 
+const insertJob = preparedRowQuery((db, row: Insertable<JobsTable>) =>
+  db
+    .insertInto('jobs')
+    .values(row)
+    .onConflict((oc) =>
+      oc.column('dedupe_key').doUpdateSet({ dedupe_key: (eb) => eb.ref('excluded.dedupe_key') }),
+    )
+    .returning('id'),
+);
+
 /**
  * Adds a job in the caller's transaction, so it exists exactly when the change that needs it
  * commits, and wakes this process's runners once it has: a job due now starts without waiting
@@ -99,28 +110,23 @@ function adapterOf(db: Db): object {
 export async function enqueueJob(db: Db, at: Date, options: EnqueueOptions): Promise<string> {
   const id = newId('job', at);
   const now = at.getTime();
-  const row = await db
-    .insertInto('jobs')
-    .values({
-      id,
-      kind: options.kind,
-      payload: JSON.stringify(options.payload),
-      status: 'queued',
-      max_attempts: options.maxAttempts ?? 10,
-      run_at: options.runAt?.getTime() ?? now,
-      locked_until: null,
-      locked_by: null,
-      last_error: null,
-      dedupe_key: options.dedupeKey ?? null,
-      concurrency_key: options.concurrencyKey ?? null,
-      created_at: now,
-      updated_at: now,
-    })
-    .onConflict((oc) =>
-      oc.column('dedupe_key').doUpdateSet({ dedupe_key: (eb) => eb.ref('excluded.dedupe_key') }),
-    )
-    .returning('id')
-    .executeTakeFirstOrThrow();
+  const { rows } = await insertJob(db, {
+    id,
+    kind: options.kind,
+    payload: JSON.stringify(options.payload),
+    status: 'queued',
+    max_attempts: options.maxAttempts ?? 10,
+    run_at: options.runAt?.getTime() ?? now,
+    locked_until: null,
+    locked_by: null,
+    last_error: null,
+    dedupe_key: options.dedupeKey ?? null,
+    concurrency_key: options.concurrencyKey ?? null,
+    created_at: now,
+    updated_at: now,
+  });
+  const row = rows[0];
+  if (!row) throw new Error('a queued job was not returned');
   const wakes = runnersOf.get(adapterOf(db));
   if (wakes && (options.runAt?.getTime() ?? now) <= now) {
     afterCommit(db, () => {

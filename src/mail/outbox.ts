@@ -1,3 +1,4 @@
+import { insertRow } from '../db/prepared.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import { enqueueJob, type JobDefinition } from '../jobs/index.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -33,22 +34,19 @@ export async function queueMail(
 ): Promise<string> {
   const now = clock.now();
   const id = newId('mail', now);
-  await trx
-    .insertInto('mail_messages')
-    .values({
-      id,
-      template: mail.template,
-      to_address: to,
-      subject: mail.subject,
-      text_body: mail.text,
-      html_body: mail.html,
-      status: 'queued',
-      last_error: null,
-      transport_message_id: null,
-      created_at: now.getTime(),
-      sent_at: null,
-    })
-    .execute();
+  await insertRow(trx, 'mail_messages', {
+    id,
+    template: mail.template,
+    to_address: to,
+    subject: mail.subject,
+    text_body: mail.text,
+    html_body: mail.html,
+    status: 'queued',
+    last_error: null,
+    transport_message_id: null,
+    created_at: now.getTime(),
+    sent_at: null,
+  });
   await enqueueJob(trx, now, {
     kind: SEND_MAIL_JOB,
     payload: { messageId: id, workspaceId: about.workspaceId } satisfies SendMailPayload,

@@ -1,5 +1,6 @@
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import type { CatalogItem } from '../catalog/index.ts';
+import { insertRow, preparedRowQuery } from '../db/prepared.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import { holderGone, type InstanceLiveness } from '../instances/index.ts';
 import { newId, sha256Hex } from '../shared/ids.ts';
@@ -16,43 +17,46 @@ export interface NewAttempt {
   token: string;
 }
 
+const insertAttempt = preparedRowQuery((db, row: Insertable<PaymentAttemptsTable>) =>
+  db
+    .insertInto('payment_attempts')
+    .values(row)
+    .onConflict((oc) => oc.column('attempt_key').doNothing())
+    .returningAll(),
+);
+
 /** Records the attempt, or returns the one already recorded under the same key. */
 export async function recordAttempt(db: Db, at: Date, input: NewAttempt): Promise<Attempt> {
   const id = newId('pa', at);
-  const inserted = await db
-    .insertInto('payment_attempts')
-    .values({
-      id,
-      attempt_key: input.attemptKey,
-      channel: input.channel,
-      item_id: input.item.id,
-      plan: input.item.price.plan,
-      term: input.item.price.term,
-      amount: input.item.price.amount,
-      currency: input.item.price.currency,
-      buyer_email: input.buyer.email,
-      buyer_name: input.buyer.name ?? null,
-      company_name: input.buyer.companyName ?? null,
-      token_hash: sha256Hex(input.token),
-      token: input.token,
-      order_id: newId('ord', at),
-      // Deterministic per attempt: every retry of this attempt, from any instance, reuses it.
-      psp_idempotency_key: `svc_${id}`,
-      status: 'pending',
-      locked_until: null,
-      locked_by: null,
-      payment_intent_id: null,
-      charged_at: null,
-      decline_code: null,
-      decline_message: null,
-      last_error: null,
-      created_at: at.getTime(),
-      updated_at: at.getTime(),
-    })
-    .onConflict((oc) => oc.column('attempt_key').doNothing())
-    .returningAll()
-    .executeTakeFirst();
-  const attempt = inserted ?? (await findAttemptByKey(db, input.attemptKey));
+  const { rows } = await insertAttempt(db, {
+    id,
+    attempt_key: input.attemptKey,
+    channel: input.channel,
+    item_id: input.item.id,
+    plan: input.item.price.plan,
+    term: input.item.price.term,
+    amount: input.item.price.amount,
+    currency: input.item.price.currency,
+    buyer_email: input.buyer.email,
+    buyer_name: input.buyer.name ?? null,
+    company_name: input.buyer.companyName ?? null,
+    token_hash: sha256Hex(input.token),
+    token: input.token,
+    order_id: newId('ord', at),
+    // Deterministic per attempt: every retry of this attempt, from any instance, reuses it.
+    psp_idempotency_key: `svc_${id}`,
+    status: 'pending',
+    locked_until: null,
+    locked_by: null,
+    payment_intent_id: null,
+    charged_at: null,
+    decline_code: null,
+    decline_message: null,
+    last_error: null,
+    created_at: at.getTime(),
+    updated_at: at.getTime(),
+  });
+  const attempt = rows[0] ?? (await findAttemptByKey(db, input.attemptKey));
   if (!attempt) throw new Error(`payment attempt ${input.attemptKey} vanished after insert`);
   return attempt;
 }
@@ -140,7 +144,7 @@ export async function claimProvisioning(trx: Tx, attemptId: string, now: number)
 }
 
 export async function insertOrder(trx: Tx, order: OrderRow): Promise<void> {
-  await trx.insertInto('orders').values(order).execute();
+  await insertRow(trx, 'orders', order);
 }
 
 export function findOrder(db: Db, orderId: string): Promise<OrderRow | undefined> {

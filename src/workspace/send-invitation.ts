@@ -1,4 +1,5 @@
 import { PLANS, type PlanId } from '../catalog/index.ts';
+import { insertRow } from '../db/prepared.ts';
 import type { Tx } from '../db/schema.ts';
 import {
   queueMail,
@@ -48,23 +49,20 @@ export async function sendInvitation(
     Math.min(now.getTime() + INVITATION_LIFETIME_MS, accessUntil?.getTime() ?? Number.POSITIVE_INFINITY),
   );
   const invitedByUserId = invitee.invitedByUserId ?? null;
-  await trx
-    .insertInto('workspace_invitations')
-    .values({
-      id,
-      workspace_id: workspace.workspaceId,
-      email: invitee.email,
-      role: invitee.role,
-      token_hash: sha256Hex(token),
-      expires_at: expiresAt.getTime(),
-      accepted_at: null,
-      revoked_at: null,
-      invited_by_user_id: invitedByUserId,
-      withdrawn_at: null,
-      access_until: accessUntil?.getTime() ?? null,
-      created_at: now.getTime(),
-    })
-    .execute();
+  await insertRow(trx, 'workspace_invitations', {
+    id,
+    workspace_id: workspace.workspaceId,
+    email: invitee.email,
+    role: invitee.role,
+    token_hash: sha256Hex(token),
+    expires_at: expiresAt.getTime(),
+    accepted_at: null,
+    revoked_at: null,
+    invited_by_user_id: invitedByUserId,
+    withdrawn_at: null,
+    access_until: accessUntil?.getTime() ?? null,
+    created_at: now.getTime(),
+  });
   const acceptUrl = `${ctx.baseUrl}/invitations/${token}`;
   const mail = accessUntil
     ? renderAuditorInvitation({ workspaceName: workspace.workspaceName, acceptUrl, expiresAt, accessUntil })
