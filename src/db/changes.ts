@@ -104,17 +104,12 @@ export function reportingWrites(dialect: Dialect, onWrite: () => void): Dialect 
     createAdapter: () => dialect.createAdapter(),
     createIntrospector: (db) => dialect.createIntrospector(db),
     createQueryCompiler: () => dialect.createQueryCompiler(),
-    createDriver: () => {
+    createDriver: (): Driver => {
+      // The driver itself, its one method replaced: a proxy bound a new function on every call.
       const driver = dialect.createDriver();
-      return new Proxy(driver, {
-        get(target, property) {
-          if (property === 'acquireConnection') {
-            return async () => report(await target.acquireConnection());
-          }
-          const value = Reflect.get(target, property, target);
-          return typeof value === 'function' ? value.bind(target) : value;
-        },
-      }) satisfies Driver;
+      const acquire = driver.acquireConnection.bind(driver);
+      driver.acquireConnection = async () => report(await acquire());
+      return driver;
     },
   };
 }

@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, createSecretKey } from 'node:crypto';
 import { constantTimeEqual } from '../shared/ids.ts';
 
 /**
@@ -14,8 +14,10 @@ export interface OrderLinks {
 }
 
 export function createOrderLinks(baseUrl: string, secret: string): OrderLinks {
+  // A key object once: given the string, every HMAC would first make one of it.
+  const hmacKey = createSecretKey(Buffer.from(secret, 'utf8'));
   const keyOf = (orderId: string) =>
-    createHmac('sha256', secret).update(`order-page:${orderId}`).digest('base64url');
+    createHmac('sha256', hmacKey).update(`order-page:${orderId}`).digest('base64url');
   return {
     url: (orderId) => `${baseUrl}/orders/${encodeURIComponent(orderId)}?key=${keyOf(orderId)}`,
     opens: (orderId, key) => constantTimeEqual(keyOf(orderId), key),
