@@ -117,6 +117,23 @@ function compile<Row>(build: () => Compilable<Row>, names: Iterable<string>): Pr
 }
 
 function run<Row>(db: Db, { query, slots }: Prepared<Row>, values: Record<string, unknown>) {
-  const parameters = slots.map((slot) => ('name' in slot ? values[slot.name] : slot.value));
+  const parameters = slots.map((slot) => ('name' in slot ? plainValue(values, slot.name) : slot.value));
   return db.executeQuery<Row>({ ...query, parameters });
+}
+
+/**
+ * A value is passed as it is, so an expression (`sql` or a reference), which the query builder
+ * would have written into the SQL, cannot stand where a stand-in was compiled.
+ */
+function plainValue(values: Record<string, unknown>, name: string): unknown {
+  const value = values[name];
+  if (
+    typeof value === 'object' &&
+    value !== null &&
+    !(value instanceof Date) &&
+    !(value instanceof Uint8Array)
+  ) {
+    throw new Error(`a prepared query's value ${name} is an object, not a value it can pass`);
+  }
+  return value;
 }

@@ -114,4 +114,19 @@ describe(`queries compiled once on ${testDialect}`, () => {
     );
     await assert.rejects(literal(database.db, { name: 'Acme' }), /written into its SQL/);
   });
+
+  it('refuse an expression where a value was compiled, instead of passing it as one', async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.close());
+    const { db } = database;
+    await insertRow(db, 'workspaces', workspace('ws_a', 'Acme'));
+    await assert.rejects(
+      insertRow(db, 'workspaces', {
+        ...workspace('ws_b', 'Beta'),
+        name: sql<string>`upper('beta')` as unknown as string,
+      }),
+      /value name is an object/,
+    );
+    assert.deepEqual(await db.selectFrom('workspaces').select('id').execute(), [{ id: 'ws_a' }]);
+  });
 });
