@@ -1,7 +1,7 @@
-import type { CompiledQuery } from 'kysely';
 import { type Static, Type } from 'typebox';
 import type { AuditSource } from '../audit/index.ts';
 import { fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
+import { type Param, preparedQuery } from '../db/prepared.ts';
 import type { Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { newId } from '../shared/ids.ts';
@@ -127,38 +127,37 @@ function toControl(row: ControlsTable): Control {
 
 /** Gives a new workspace the 93 Annex A controls, not started, in the order of the standard. */
 export async function seedControls(trx: Tx, workspaceId: string, at: Date): Promise<void> {
-  const rows = annexA.map(
-    (control, position): ControlsTable => ({
-      id: newId('ctl', at),
-      workspace_id: workspaceId,
-      reference: `A.${control.id}`,
-      title: control.title,
-      theme: control.theme as ControlTheme,
-      position,
-      status: 'not_started',
-      owner_id: null,
-      notes: null,
-      justification: null,
-      created_at: at.getTime(),
-      updated_at: at.getTime(),
-    }),
-  );
-  // Building a 93-row insert through the query builder cost more than running it: its SQL is
-  // compiled once per dialect, and every seed passes its values, row after row, in column order.
-  const parameters = rows.flatMap((row) => Object.values(row));
-  const adapter = trx.getExecutor().adapter;
-  let compiled = seedStatements.get(adapter);
-  if (!compiled) {
-    compiled = trx.insertInto('controls').values(rows).compile();
-    if (compiled.parameters.some((value, i) => value !== parameters[i])) {
-      throw new Error('the seed insert takes its values in another order than its rows give them');
-    }
-    seedStatements.set(adapter, compiled);
-  }
-  await trx.executeQuery({ ...compiled, parameters });
+  const values: SeedValues = { workspaceId, at: at.getTime() };
+  for (let position = 0; position < annexA.length; position++) values[`id${position}`] = newId('ctl', at);
+  await insertAnnexA(trx, values);
 }
 
-const seedStatements = new WeakMap<object, CompiledQuery>();
+type SeedValues = Record<string, string | number>;
+
+/**
+ * The 93-row insert of the seed, compiled once: only the ids, the workspace and the time vary.
+ * Built through the query builder on every seed, it cost more than running it.
+ */
+const insertAnnexA = preparedQuery((db, param: Param<SeedValues>) =>
+  db.insertInto('controls').values(
+    annexA.map(
+      (control, position): ControlsTable => ({
+        id: param(`id${position}`),
+        workspace_id: param('workspaceId'),
+        reference: `A.${control.id}`,
+        title: control.title,
+        theme: control.theme as ControlTheme,
+        position,
+        status: 'not_started',
+        owner_id: null,
+        notes: null,
+        justification: null,
+        created_at: param('at'),
+        updated_at: param('at'),
+      }),
+    ),
+  ),
+);
 
 export async function listControls(
   { db }: ComplianceDeps,

@@ -110,13 +110,14 @@ const insertJob = preparedRowQuery((db, row: Insertable<JobsTable>) =>
 export async function enqueueJob(db: Db, at: Date, options: EnqueueOptions): Promise<string> {
   const id = newId('job', at);
   const now = at.getTime();
+  const runAt = options.runAt?.getTime() ?? now;
   const { rows } = await insertJob(db, {
     id,
     kind: options.kind,
     payload: JSON.stringify(options.payload),
     status: 'queued',
     max_attempts: options.maxAttempts ?? 10,
-    run_at: options.runAt?.getTime() ?? now,
+    run_at: runAt,
     locked_until: null,
     locked_by: null,
     last_error: null,
@@ -128,7 +129,7 @@ export async function enqueueJob(db: Db, at: Date, options: EnqueueOptions): Pro
   const row = rows[0];
   if (!row) throw new Error('a queued job was not returned');
   const wakes = runnersOf.get(adapterOf(db));
-  if (wakes && (options.runAt?.getTime() ?? now) <= now) {
+  if (wakes && runAt <= now) {
     afterCommit(db, () => {
       for (const wake of wakes) wake();
     });

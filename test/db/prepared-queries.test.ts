@@ -1,7 +1,7 @@
 // db-scope: both
 
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import { sql } from 'kysely';
 import { insertRow, type Param, preparedQuery, preparedRowQuery } from '../../src/db/prepared.ts';
 import { inTransaction } from '../../src/db/transaction.ts';
@@ -15,11 +15,15 @@ const workspace = (id: string, name: string) => ({
   updated_at: 2,
 });
 
+async function migratedDatabase(t: TestContext) {
+  const database = await createTestDatabase();
+  t.after(() => database.close());
+  return database.db;
+}
+
 describe(`queries compiled once on ${testDialect}`, () => {
   it('run with the values of each call, a name used twice taking one value, fixed values kept', async (t) => {
-    const database = await createTestDatabase();
-    t.after(() => database.close());
-    const { db } = database;
+    const db = await migratedDatabase(t);
     await insertRow(db, 'workspaces', workspace('ws_a', 'Acme'));
     await insertRow(db, 'workspaces', workspace('ws_b', 'Beta'));
     await insertRow(db, 'workspaces', { ...workspace('ws_c', 'Beta'), plan: 'free' });
@@ -41,9 +45,7 @@ describe(`queries compiled once on ${testDialect}`, () => {
   });
 
   it('serve inside a transaction of the same database, and see its uncommitted rows', async (t) => {
-    const database = await createTestDatabase();
-    t.after(() => database.close());
-    const { db } = database;
+    const db = await migratedDatabase(t);
     let builds = 0;
     const byId = preparedQuery((db, param: Param<{ id: string }>) => {
       builds++;
@@ -64,9 +66,7 @@ describe(`queries compiled once on ${testDialect}`, () => {
   });
 
   it('insert a row without the columns it leaves undefined, so their defaults apply', async (t) => {
-    const database = await createTestDatabase();
-    t.after(() => database.close());
-    const { db } = database;
+    const db = await migratedDatabase(t);
     await insertRow(db, 'workspaces', workspace('ws_a', 'Acme'));
     const insertTerm = preparedRowQuery(
       (
@@ -104,21 +104,18 @@ describe(`queries compiled once on ${testDialect}`, () => {
   });
 
   it('refuse a value written into the SQL text instead of passed with it', async (t) => {
-    const database = await createTestDatabase();
-    t.after(() => database.close());
+    const db = await migratedDatabase(t);
     const literal = preparedQuery((db, param: Param<{ name: string }>) =>
       db
         .selectFrom('workspaces')
         .select('id')
         .where('name', '=', sql.lit(param('name'))),
     );
-    await assert.rejects(literal(database.db, { name: 'Acme' }), /written into its SQL/);
+    await assert.rejects(literal(db, { name: 'Acme' }), /written into its SQL/);
   });
 
   it('refuse an expression where a value was compiled, instead of passing it as one', async (t) => {
-    const database = await createTestDatabase();
-    t.after(() => database.close());
-    const { db } = database;
+    const db = await migratedDatabase(t);
     await insertRow(db, 'workspaces', workspace('ws_a', 'Acme'));
     await assert.rejects(
       insertRow(db, 'workspaces', {
