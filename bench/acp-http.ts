@@ -12,8 +12,9 @@ const SANDBOX_KEY = 'sk_test_bench';
  * its own, the service started as `npm start` starts it (pointed at that sandbox as at a real
  * PSP, `info` logging to a file), and the agents in a third, BENCH_CONCURRENCY (8) at once, each
  * minting a token from the sandbox, creating a session with a buyer and completing it. Reports
- * purchases a second, the complete's own p50/p99 and the service's CPU ms per purchase (from
- * /proc). SQLite, then PostgreSQL when one answers.
+ * purchases a second, the complete's own p50/p99, and the CPU ms per purchase of the service and
+ * the sandbox (from /proc) and of the agents (their own count): on two cores the three share, their
+ * sum bounds purchases a second. SQLite, then PostgreSQL when one answers.
  */
 export async function benchAcpHttp(): Promise<void> {
   await onEachDatabase('acp-http', measure);
@@ -62,6 +63,7 @@ async function measure(dialect: 'sqlite' | 'postgres', databaseUrl: string, dir:
       psp: { ...psp, purchases: 200 },
     });
     const cpuBefore = cpuSeconds(service.pid ?? 0);
+    const sandboxCpuBefore = cpuSeconds(sandbox.pid ?? 0);
     const result = await clientPurchases({
       kind: 'acp',
       url: base,
@@ -72,7 +74,15 @@ async function measure(dialect: 'sqlite' | 'postgres', databaseUrl: string, dir:
     // What the service spent per purchase (all its threads), steady where purchases a second scatter.
     const serviceCpuMsPerPurchase =
       Math.round(((cpuSeconds(service.pid ?? 0) - cpuBefore) * 1e5) / PURCHASES) / 100;
-    report('acp-http', { dialect, loadAverage: loadavg()[0], ...result, serviceCpuMsPerPurchase });
+    const sandboxCpuMsPerPurchase =
+      Math.round(((cpuSeconds(sandbox.pid ?? 0) - sandboxCpuBefore) * 1e5) / PURCHASES) / 100;
+    report('acp-http', {
+      dialect,
+      loadAverage: loadavg()[0],
+      ...result,
+      serviceCpuMsPerPurchase,
+      sandboxCpuMsPerPurchase,
+    });
   } finally {
     if (service) await stop(service);
     await stop(sandbox);
