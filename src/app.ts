@@ -17,6 +17,7 @@ import type { ErrorSurface } from './http/errors.ts';
 import { registerHealthRoutes } from './http/health.ts';
 import { PROBLEM_ERRORS } from './http/problem.ts';
 import type { RateLimiters } from './http/rate-limit.ts';
+import { requestLogger } from './http/request-logger.ts';
 import { deferredResponseSerializers } from './http/serialization.ts';
 import { requestValidator } from './http/validation.ts';
 import { type MailTransport, registerDevMailboxRoutes } from './mail/index.ts';
@@ -81,6 +82,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     loggerInstance: deps.logger,
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: requestIdFrom,
+    childLoggerFactory: requestLogger,
     bodyLimit: deps.config.bodyLimitBytes,
     return503OnClosing: true,
     trustProxy: deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false,

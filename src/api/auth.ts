@@ -1,8 +1,7 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authenticateApiKey, type Principal } from '../api-keys/index.ts';
 import { type AuditSource, apiKeyActor } from '../audit/index.ts';
 import { upgradeUrl } from '../catalog/index.ts';
-import type { Config } from '../config.ts';
 import type { Db } from '../db/schema.ts';
 import { problem, sendProblem } from '../http/problem.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -13,8 +12,21 @@ declare module 'fastify' {
     /** The API key a request authenticated with; set by the auth hook on every non-public route. */
     principal?: Principal;
     /** The workspace's Billing page in the app, named by `plan_limit_reached` problems. */
-    upgradeUrl?: string;
+    readonly upgradeUrl: string | undefined;
   }
+}
+
+/**
+ * Gives the API's requests their principal (none until the auth hook sets one) and the Billing
+ * page of its workspace, worked out when a refusal names it rather than on every request.
+ */
+export function decorateApiRequests(scope: FastifyInstance, baseUrl: string): void {
+  scope.decorateRequest('principal', undefined);
+  scope.decorateRequest('upgradeUrl', {
+    getter(this: FastifyRequest) {
+      return this.principal && upgradeUrl(baseUrl, this.principal.workspaceId);
+    },
+  });
 }
 
 /** The key from `Authorization: Bearer <key>` or `x-api-key: <key>`; undefined when neither is sent. */
@@ -37,7 +49,7 @@ const ANSWERS = {
 
 /** Authenticates the request, or answers 401; the answer never echoes the key. */
 export async function authenticate(
-  deps: { db: Db; clock: Clock; config: Pick<Config, 'baseUrl'> },
+  deps: { db: Db; clock: Clock },
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<FastifyReply | undefined> {
@@ -46,7 +58,6 @@ export async function authenticate(
     const principal = typeof handle === 'string' ? takePrincipal(handle) : undefined;
     if (!principal) return unauthorized(request, reply, 'invalid');
     request.principal = principal;
-    request.upgradeUrl = upgradeUrl(deps.config.baseUrl, principal.workspaceId);
     return refusedWrite(request, reply);
   }
   const key = presentedKey(request);
@@ -54,7 +65,6 @@ export async function authenticate(
   const result = await authenticateApiKey(deps.db, deps.clock, key);
   if (!result.ok) return unauthorized(request, reply, result.error);
   request.principal = result.value;
-  request.upgradeUrl = upgradeUrl(deps.config.baseUrl, result.value.workspaceId);
   return undefined;
 }
 

@@ -1,13 +1,11 @@
-import fastifyMultipart from '@fastify/multipart';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { PLAN_ENTITLEMENTS, type PlanId } from '../catalog/index.ts';
-import { evidenceUploadLimits } from '../compliance/index.ts';
 import { sendServiceError } from '../http/errors.ts';
 import { PROBLEM_ERRORS, ProblemSchema } from '../http/problem.ts';
 import { type RateLimiter, type RateLimitVerdict, setRateLimitHeaders } from '../http/rate-limit.ts';
-import { authenticate } from './auth.ts';
+import { authenticate, decorateApiRequests } from './auth.ts';
 import { SchemaCatalog } from './catalog.ts';
 import type { ApiDeps, ApiScope } from './context.ts';
 import { enableListExports } from './lists.ts';
@@ -56,10 +54,8 @@ const MODULES: readonly ((app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog) 
 
 /** The workspace REST API: every route but the document itself needs an API key of one workspace. */
 export async function apiV1(scope: FastifyInstance, deps: ApiDeps): Promise<void> {
-  await scope.register(fastifyMultipart, {
-    limits: evidenceUploadLimits(deps.config.api.evidenceMaxBytes, 1),
-  });
   const routes = collectRoutes(scope, deps.routeTable);
+  decorateApiRequests(scope, deps.config.baseUrl);
   applyLimitsAndAuthentication(scope, deps);
   enableListExports(scope, { pageSize: deps.config.api.exportPageSize, clock: deps.clock });
 

@@ -230,6 +230,14 @@ describe(`evidence files on ${testDialect}`, () => {
     assert.deepEqual([fits.status, fits.body.file.content_type], [201, 'text/plain']);
   });
 
+  it('are the only form the API takes: a form sent to another route is 415, creating nothing', async (t) => {
+    const { api } = await startWithDataDir(t);
+    const tasksBefore = await api.call('GET', '/tasks');
+    const refused = await api.call('POST', '/tasks', { form: form(undefined, [['title', 'From a form']]) });
+    assert.deepEqual([refused.status, refused.body.code], [415, 'unsupported_media_type']);
+    assert.deepEqual((await api.call('GET', '/tasks')).body.data, tasksBefore.body.data);
+  });
+
   it('refuse every malformed multipart body with a 4xx problem, leaving no record and no file', async (t) => {
     const { api, dataDir, storedFiles } = await startWithDataDir(t, { EVIDENCE_MAX_BYTES: '65536' });
     const answers: string[] = [];

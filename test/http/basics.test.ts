@@ -104,13 +104,21 @@ describe('HTTP basics', () => {
     t.after(() => runtime.close());
     runtime.app.get('/probe/:secret', async (request) => {
       request.log.info({ headers: { authorization: 'Bearer svc_live_leak' }, token: 'spt_leak' }, 'probe');
+      request.log.warn('probe warned');
+      request.log.child({ step: 'inner' }).info('probe inner');
       return { ok: true };
     });
-    await runtime.app.inject({ method: 'GET', url: '/probe/cs_supersecret?x=1' });
+    const response = await runtime.app.inject({ method: 'GET', url: '/probe/cs_supersecret?x=1' });
     const entries = lines.map((line) => JSON.parse(line));
     const completed = entries.find((e) => e.msg === 'request completed');
     assert.equal(completed.route, '/probe/:secret');
     assert.equal(completed.status, 200);
+    // Every line of the request names it, however it was logged.
+    const requestId = response.headers['request-id'];
+    for (const msg of ['probe', 'probe warned', 'probe inner', 'request completed']) {
+      assert.equal(entries.find((e) => e.msg === msg)?.reqId, requestId, msg);
+    }
+    assert.equal(entries.find((e) => e.msg === 'probe inner')?.step, 'inner');
     const all = lines.join('\n');
     assert.doesNotMatch(all, /cs_supersecret|svc_live_leak|spt_leak/);
     assert.match(all, /\[redacted\]/);

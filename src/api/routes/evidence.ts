@@ -1,3 +1,4 @@
+import fastifyMultipart from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import {
@@ -11,6 +12,7 @@ import {
   EvidenceFilter,
   EvidenceUploadForm,
   evidenceFileUrl,
+  evidenceUploadLimits,
   getEvidence,
   listEvidence,
   openEvidenceFile,
@@ -72,45 +74,51 @@ export function evidenceRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCata
       ),
   );
 
-  app.post<{ Body: CreateEvidenceLinkBody | undefined }>(
-    '/evidence',
-    {
-      config: { multipartBody: EvidenceUploadForm },
-      schema: {
-        operationId: 'createEvidence',
-        summary: 'Report evidence: a link (JSON) or a file (multipart/form-data)',
-        description:
-          'A link is never fetched. A file is sent as the `file` part of a form, with an optional ' +
-          '`title` (default: the file name) and `control_ids` (repeat the field, or separate ids ' +
-          `with commas). Its type is detected from its bytes; accepted: ${ACCEPTED_FILE_TYPES.join(', ')}. ` +
-          `Larger than ${deps.config.api.evidenceMaxBytes} bytes: 413. Another type: 415. Beyond the ` +
-          "plan's evidence storage: 403 `plan_limit_reached`. A file the service cannot store, for " +
-          'want of room: 507 `insufficient_storage`; for a failure that may pass: 503 ' +
-          '`storage_unavailable` with `Retry-After`. Neither keeps anything: send the file again.',
-        tags,
-        body: { content: { 'application/json': { schema: CreateEvidenceLinkBody } } },
-        response: responses({ 201: Evidence }, [403, 404, 413, 415, 503, 507]),
+  // The one route of the API that takes a form: the plugin's hooks would cost every other request.
+  app.register(async (upload: ApiScope) => {
+    await upload.register(fastifyMultipart, {
+      limits: evidenceUploadLimits(deps.config.api.evidenceMaxBytes, 1),
+    });
+    upload.post<{ Body: CreateEvidenceLinkBody | undefined }>(
+      '/evidence',
+      {
+        config: { multipartBody: EvidenceUploadForm },
+        schema: {
+          operationId: 'createEvidence',
+          summary: 'Report evidence: a link (JSON) or a file (multipart/form-data)',
+          description:
+            'A link is never fetched. A file is sent as the `file` part of a form, with an optional ' +
+            '`title` (default: the file name) and `control_ids` (repeat the field, or separate ids ' +
+            `with commas). Its type is detected from its bytes; accepted: ${ACCEPTED_FILE_TYPES.join(', ')}. ` +
+            `Larger than ${deps.config.api.evidenceMaxBytes} bytes: 413. Another type: 415. Beyond the ` +
+            "plan's evidence storage: 403 `plan_limit_reached`. A file the service cannot store, for " +
+            'want of room: 507 `insufficient_storage`; for a failure that may pass: 503 ' +
+            '`storage_unavailable` with `Retry-After`. Neither keeps anything: send the file again.',
+          tags,
+          body: { content: { 'application/json': { schema: CreateEvidenceLinkBody } } },
+          response: responses({ 201: Evidence }, [403, 404, 413, 415, 503, 507]),
+        },
       },
-    },
-    async (request, reply) => {
-      if (request.isMultipart()) {
-        return uploadEvidence(request, reply, evidenceDeps(request), deps.config.api.evidenceMaxBytes);
-      }
-      // A POST with no body at all (no content type to parse) is neither a link nor a file.
-      if (request.mediaType !== 'application/json' || request.body === undefined) {
-        const detail = 'Send a link as application/json or a file as multipart/form-data.';
-        return sendProblem(reply, problem(request, 415, 'unsupported_media_type', detail));
-      }
-      const result = await createLinkEvidence(
-        evidenceDeps(request),
-        workspaceOf(request),
-        request.body,
-        auditSourceOf(request),
-      );
-      if (!result.ok) return sendComplianceError(request, reply, result.error, 'evidence');
-      return reply.code(201).send(result.value);
-    },
-  );
+      async (request, reply) => {
+        if (request.isMultipart()) {
+          return uploadEvidence(request, reply, evidenceDeps(request), deps.config.api.evidenceMaxBytes);
+        }
+        // A POST with no body at all (no content type to parse) is neither a link nor a file.
+        if (request.mediaType !== 'application/json' || request.body === undefined) {
+          const detail = 'Send a link as application/json or a file as multipart/form-data.';
+          return sendProblem(reply, problem(request, 415, 'unsupported_media_type', detail));
+        }
+        const result = await createLinkEvidence(
+          evidenceDeps(request),
+          workspaceOf(request),
+          request.body,
+          auditSourceOf(request),
+        );
+        if (!result.ok) return sendComplianceError(request, reply, result.error, 'evidence');
+        return reply.code(201).send(result.value);
+      },
+    );
+  });
 
   app.get(
     '/evidence/:id',
