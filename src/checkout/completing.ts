@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { preparedRowQuery } from '../db/prepared.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { recordPurchase, resumePurchase } from '../purchase/index.ts';
 import { isEmailAddress } from '../shared/email.ts';
@@ -168,6 +169,17 @@ async function finishPayment(
   }
 }
 
+const writeIfPaying = preparedRowQuery(
+  (db, { payingId, attemptCount, ...changes }: Partial<Row> & { payingId: string; attemptCount: number }) =>
+    db
+      .updateTable('checkout_sessions')
+      .set({ ...changes, version: sql`version + 1` })
+      .where('id', '=', payingId)
+      .where('status', '=', 'paying')
+      .where('attempt_count', '=', attemptCount)
+      .returningAll(),
+);
+
 /**
  * Applies the outcome of the attempt the session claimed, in one write conditional on the session
  * still paying that attempt, and returns the session as that outcome left it. Only this write
@@ -179,14 +191,14 @@ async function finishPayment(
  */
 export async function applyOutcome(deps: CheckoutDeps, row: Row, outcome: SettledOutcome): Promise<Row> {
   const changes = changesAfter(outcome);
-  const written = await deps.db
-    .updateTable('checkout_sessions')
-    .set({ ...changes, version: sql`version + 1`, updated_at: deps.clock.now().getTime() })
-    .where('id', '=', row.id)
-    .where('status', '=', 'paying')
-    .where('attempt_count', '=', row.attempt_count)
-    .returningAll()
-    .executeTakeFirst();
+  const {
+    rows: [written],
+  } = await writeIfPaying(deps.db, {
+    ...changes,
+    updated_at: deps.clock.now().getTime(),
+    payingId: row.id,
+    attemptCount: row.attempt_count,
+  });
   if (written) return written;
   const current = await deps.db
     .selectFrom('checkout_sessions')

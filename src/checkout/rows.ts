@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import { type CatalogItem, findSellableItem } from '../catalog/index.ts';
-import { type Param, preparedQuery } from '../db/prepared.ts';
+import { type Param, preparedQuery, preparedRowQuery } from '../db/prepared.ts';
 import type { Db } from '../db/schema.ts';
 import { attemptState, type Order, type PurchaseDeps } from '../purchase/index.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -102,23 +102,51 @@ export async function findRow(db: Db, publicId: string, channel: Channel): Promi
   return rows[0];
 }
 
+type SessionChanges = Partial<Omit<Row, 'id' | 'id_hash' | 'version'>>;
+
+const writeIfStillOpen = preparedRowQuery(
+  (
+    db,
+    {
+      readId,
+      readVersion,
+      openAt,
+      ...changes
+    }: SessionChanges & {
+      version: number;
+      updated_at: number;
+      readId: string;
+      readVersion: number;
+      openAt: number;
+    },
+  ) =>
+    db
+      .updateTable('checkout_sessions')
+      .set(changes)
+      .where('id', '=', readId)
+      .where('version', '=', readVersion)
+      .where('status', 'in', OPEN_STATUSES)
+      .where('expires_at', '>', openAt)
+      .returningAll(),
+);
+
 /** Writes `changes` if the session is still the open one read as `row`; undefined if not. */
 export async function guardedWrite(
   deps: CheckoutDeps,
   row: Row,
-  changes: Partial<Omit<Row, 'id' | 'id_hash' | 'version'>>,
+  changes: SessionChanges,
   trx: Db = deps.db,
 ): Promise<Row | undefined> {
   const now = deps.clock.now().getTime();
-  return trx
-    .updateTable('checkout_sessions')
-    .set({ ...changes, version: row.version + 1, updated_at: now })
-    .where('id', '=', row.id)
-    .where('version', '=', row.version)
-    .where('status', 'in', OPEN_STATUSES)
-    .where('expires_at', '>', now)
-    .returningAll()
-    .executeTakeFirst();
+  const { rows } = await writeIfStillOpen(trx, {
+    ...changes,
+    version: row.version + 1,
+    updated_at: now,
+    readId: row.id,
+    readVersion: row.version,
+    openAt: now,
+  });
+  return rows[0];
 }
 
 /** The key of the session's attempt number `attemptNumber`, under which purchase records it. */

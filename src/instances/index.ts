@@ -73,12 +73,17 @@ async function heartbeat(db: Db, id: string): Promise<void> {
 
 /**
  * True where the lease holder named in `column` is known gone: it named an instance, and that
- * instance has no heartbeat within `goneAfterMs` (or no row at all: it stopped or was removed).
+ * instance has no heartbeat after `freshSince` (or no row at all: it stopped or was removed).
+ * `freshSince` is `heartbeatsFreshSince`'s, or a prepared query's stand-in for it.
  */
-export function holderGone(column: string, goneAfterMs: number): RawBuilder<SqlBool> {
+export function holderGone(column: string, freshSince: number): RawBuilder<SqlBool> {
   const holder = sql.ref(column);
-  const freshSince = Date.now() - goneAfterMs;
   return sql<SqlBool>`(${holder} is not null and not exists (select 1 from service_instances where service_instances.id = ${holder} and service_instances.heartbeat_at > ${freshSince}))`;
+}
+
+/** The oldest heartbeat of an instance still alive, by this process's wall clock (as heartbeats are written). */
+export function heartbeatsFreshSince(goneAfterMs: number): number {
+  return Date.now() - goneAfterMs;
 }
 
 /** Whether `instanceId` is known gone; false for a lease that names no instance. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Insertable, sql } from 'kysely';
 import type { Dialect } from '../db/database.ts';
-import { preparedRowQuery } from '../db/prepared.ts';
+import { type Param, preparedQuery, preparedRowQuery } from '../db/prepared.ts';
 import type { Db } from '../db/schema.ts';
 import { afterCommit } from '../db/transaction.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -469,7 +469,7 @@ export class JobRunner {
 
   async #finish(job: ClaimedJob): Promise<void> {
     const now = this.#options.clock.now().getTime();
-    await this.#ownedBy(job).set({ status: 'succeeded', locked_until: null, updated_at: now }).execute();
+    await finishJob(this.#options.db, { id: job.id, runner: this.#workerId, now });
   }
 
   async #retry(job: ClaimedJob, error: string): Promise<void> {
@@ -493,6 +493,16 @@ export class JobRunner {
       .execute();
   }
 }
+
+/** A job this runner still holds succeeded; a job whose lease another runner took is left to it. */
+const finishJob = preparedQuery((db, param: Param<{ id: string; runner: string; now: number }>) =>
+  db
+    .updateTable('jobs')
+    .set({ status: 'succeeded', locked_until: null, updated_at: param('now') })
+    .where('id', '=', param('id'))
+    .where('locked_by', '=', param('runner'))
+    .where('status', '=', 'running'),
+);
 
 /** Deletes succeeded jobs last touched before `before`, so the queue table stays small. */
 export async function deleteFinishedJobs(db: Db, before: Date): Promise<void> {

@@ -1,4 +1,4 @@
-import { insertRow } from '../db/prepared.ts';
+import { insertRow, type Param, preparedQuery } from '../db/prepared.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import { enqueueJob, type JobDefinition } from '../jobs/index.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -64,6 +64,26 @@ export interface SendMailDeps {
   logger: MailLogger;
 }
 
+const messageById = preparedQuery((db, param: Param<{ id: string }>) =>
+  db.selectFrom('mail_messages').selectAll().where('id', '=', param('id')),
+);
+
+/** A sent message keeps no body: only the fact, the time and the transport's id. */
+const markSent = preparedQuery(
+  (db, param: Param<{ id: string; sentAt: number; transportMessageId: string }>) =>
+    db
+      .updateTable('mail_messages')
+      .set({
+        status: 'sent',
+        sent_at: param('sentAt'),
+        transport_message_id: param('transportMessageId'),
+        text_body: null,
+        html_body: null,
+        last_error: null,
+      })
+      .where('id', '=', param('id')),
+);
+
 /**
  * Delivers one queued message. Delivery is at least once: a crash after the SMTP server accepted
  * the message but before it is marked sent resends it on the next attempt. Log lines and the
@@ -73,11 +93,9 @@ export function sendMailJob(deps: SendMailDeps): JobDefinition {
   return {
     async run(payload, { attempt }) {
       const { messageId, workspaceId } = payload as SendMailPayload;
-      const message = await deps.db
-        .selectFrom('mail_messages')
-        .selectAll()
-        .where('id', '=', messageId)
-        .executeTakeFirst();
+      const {
+        rows: [message],
+      } = await messageById(deps.db, { id: messageId });
       if (!message || message.status === 'sent') return;
       if (message.text_body === null || message.html_body === null)
         throw new Error(`mail ${messageId} has no body`);
@@ -89,18 +107,11 @@ export function sendMailJob(deps: SendMailDeps): JobDefinition {
           text: message.text_body,
           html: message.html_body,
         });
-        await deps.db
-          .updateTable('mail_messages')
-          .set({
-            status: 'sent',
-            sent_at: deps.clock.now().getTime(),
-            transport_message_id: transportMessageId,
-            text_body: null,
-            html_body: null,
-            last_error: null,
-          })
-          .where('id', '=', messageId)
-          .execute();
+        await markSent(deps.db, {
+          id: messageId,
+          sentAt: deps.clock.now().getTime(),
+          transportMessageId,
+        });
         deps.logger.info(
           { event: 'mail.sent', messageId, template: message.template, workspaceId, transportMessageId },
           'email sent',

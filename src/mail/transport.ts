@@ -1,5 +1,6 @@
 import type { Transporter } from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
+import { insertRow } from '../db/prepared.ts';
 import type { Db } from '../db/schema.ts';
 import type { Clock } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
@@ -48,18 +49,15 @@ export function createDevMailboxTransport(db: Db, clock: Clock): MailTransport {
     kind: 'dev-mailbox',
     async send(mail) {
       const id = newId('devmail', clock.now());
-      await db
-        .insertInto('dev_mailbox')
-        .values({
-          id,
-          from_address: mail.from,
-          to_address: mail.to,
-          subject: mail.subject,
-          text_body: mail.text,
-          html_body: mail.html,
-          received_at: clock.now().getTime(),
-        })
-        .execute();
+      await insertRow(db, 'dev_mailbox', {
+        id,
+        from_address: mail.from,
+        to_address: mail.to,
+        subject: mail.subject,
+        text_body: mail.text,
+        html_body: mail.html,
+        received_at: clock.now().getTime(),
+      });
       return { messageId: id };
     },
     close: () => {},

@@ -1,8 +1,8 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { CatalogItem } from '../catalog/index.ts';
-import { insertRow, preparedRowQuery } from '../db/prepared.ts';
+import { insertRow, type Param, preparedQuery, preparedRowQuery } from '../db/prepared.ts';
 import type { Db, Tx } from '../db/schema.ts';
-import { holderGone, type InstanceLiveness } from '../instances/index.ts';
+import { heartbeatsFreshSince, holderGone, type InstanceLiveness } from '../instances/index.ts';
 import { newId, sha256Hex } from '../shared/ids.ts';
 import type { OrdersTable, PaymentAttemptsTable } from './purchase.table.ts';
 
@@ -73,6 +73,28 @@ export function findAttempt(db: Db, id: string): Promise<Attempt | undefined> {
   return db.selectFrom('payment_attempts').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+type ChargeLease = { id: string; now: number; until: number; holder: string | null };
+
+function chargeLeaseQuery(db: Db, param: Param<ChargeLease & { freshSince: number }>, takeOver: boolean) {
+  return db
+    .updateTable('payment_attempts')
+    .set({ locked_until: param('until'), locked_by: param('holder'), updated_at: param('now') })
+    .where('id', '=', param('id'))
+    .where('status', '=', 'pending')
+    .where((eb) =>
+      eb.or([
+        eb('locked_until', 'is', null),
+        eb('locked_until', '<=', param('now')),
+        ...(takeOver ? [holderGone('payment_attempts.locked_by', param('freshSince'))] : []),
+      ]),
+    );
+}
+
+const leaseCharge = preparedQuery((db, param: Param<ChargeLease>) => chargeLeaseQuery(db, param, false));
+const leaseChargeOrTakeOver = preparedQuery((db, param: Param<ChargeLease & { freshSince: number }>) =>
+  chargeLeaseQuery(db, param, true),
+);
+
 /**
  * Takes the right to call the provider for this attempt until `until`; false if someone holds it.
  * A lease held by an instance known gone is taken over at once: the attempt's provider
@@ -84,20 +106,11 @@ export async function claimCharge(
   lease: { now: number; until: number; instance: InstanceLiveness | undefined },
 ): Promise<boolean> {
   const { now, until, instance } = lease;
-  const result = await db
-    .updateTable('payment_attempts')
-    .set({ locked_until: until, locked_by: instance?.id ?? null, updated_at: now })
-    .where('id', '=', attemptId)
-    .where('status', '=', 'pending')
-    .where((eb) =>
-      eb.or([
-        eb('locked_until', 'is', null),
-        eb('locked_until', '<=', now),
-        ...(instance ? [holderGone('payment_attempts.locked_by', instance.goneAfterMs)] : []),
-      ]),
-    )
-    .executeTakeFirst();
-  return result.numUpdatedRows === 1n;
+  const values = { id: attemptId, now, until, holder: instance?.id ?? null };
+  const result = instance
+    ? await leaseChargeOrTakeOver(db, { ...values, freshSince: heartbeatsFreshSince(instance.goneAfterMs) })
+    : await leaseCharge(db, values);
+  return result.numAffectedRows === 1n;
 }
 
 type PendingUpdate = Partial<
@@ -113,42 +126,55 @@ type PendingUpdate = Partial<
   >
 >;
 
+const updatePending = preparedRowQuery(
+  (db, { pendingId, ...changes }: PendingUpdate & { pendingId: string; updated_at: number }) =>
+    db
+      .updateTable('payment_attempts')
+      .set({ ...changes, locked_until: null, locked_by: null })
+      .where('id', '=', pendingId)
+      .where('status', '=', 'pending')
+      .returningAll(),
+);
+
 /**
  * Moves a pending attempt on and returns it as written; undefined (a no-op) if another request
  * already did.
  */
-export function updatePendingAttempt(
+export async function updatePendingAttempt(
   db: Db,
   attemptId: string,
   now: number,
   changes: PendingUpdate,
 ): Promise<Attempt | undefined> {
-  return db
-    .updateTable('payment_attempts')
-    .set({ ...changes, locked_until: null, locked_by: null, updated_at: now })
-    .where('id', '=', attemptId)
-    .where('status', '=', 'pending')
-    .returningAll()
-    .executeTakeFirst();
+  const { rows } = await updatePending(db, { ...changes, updated_at: now, pendingId: attemptId });
+  return rows[0];
 }
+
+const completeCharged = preparedQuery((db, param: Param<{ id: string; now: number }>) =>
+  db
+    .updateTable('payment_attempts')
+    .set({ status: 'completed', updated_at: param('now') })
+    .where('id', '=', param('id'))
+    .where('status', '=', 'charged'),
+);
 
 /** Marks a charged attempt completed inside the provisioning transaction; false if already done. */
 export async function claimProvisioning(trx: Tx, attemptId: string, now: number): Promise<boolean> {
-  const result = await trx
-    .updateTable('payment_attempts')
-    .set({ status: 'completed', updated_at: now })
-    .where('id', '=', attemptId)
-    .where('status', '=', 'charged')
-    .executeTakeFirst();
-  return result.numUpdatedRows === 1n;
+  const result = await completeCharged(trx, { id: attemptId, now });
+  return result.numAffectedRows === 1n;
 }
 
 export async function insertOrder(trx: Tx, order: OrderRow): Promise<void> {
   await insertRow(trx, 'orders', order);
 }
 
-export function findOrder(db: Db, orderId: string): Promise<OrderRow | undefined> {
-  return db.selectFrom('orders').selectAll().where('id', '=', orderId).executeTakeFirst();
+const orderById = preparedQuery((db, param: Param<{ id: string }>) =>
+  db.selectFrom('orders').selectAll().where('id', '=', param('id')),
+);
+
+export async function findOrder(db: Db, orderId: string): Promise<OrderRow | undefined> {
+  const { rows } = await orderById(db, { id: orderId });
+  return rows[0];
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { AuditSource } from '../audit/index.ts';
 import { recordAuditEvent } from '../audit/index.ts';
+import { type Param, preparedQuery } from '../db/prepared.ts';
 import type { Db } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { err, ok, type Result } from '../shared/result.ts';
@@ -15,18 +16,29 @@ export interface PurchaseOwnerInvitation {
   status: InvitationStatus;
 }
 
-/** Owner invitations sent without an inviting account: the purchase's, and their resends. */
-function purchaseOwnerInvitations(db: Db, workspaceId: string) {
-  return db
+const ownerInvitationsOfPurchase = preparedQuery((db, param: Param<{ workspaceId: string }>) =>
+  db
     .selectFrom('workspace_invitations')
     .selectAll()
-    .where('workspace_id', '=', workspaceId)
+    .where('workspace_id', '=', param('workspaceId'))
     .where('role', '=', 'owner')
     .where('invited_by_user_id', 'is', null)
     .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .execute();
+    .orderBy('id', 'desc'),
+);
+
+/** Owner invitations sent without an inviting account: the purchase's, and their resends. */
+async function purchaseOwnerInvitations(db: Db, workspaceId: string) {
+  return (await ownerInvitationsOfPurchase(db, { workspaceId })).rows;
 }
+
+const termOfOrder = preparedQuery((db, param: Param<{ workspaceId: string; orderId: string }>) =>
+  db
+    .selectFrom('workspace_terms')
+    .select('ended_at')
+    .where('workspace_id', '=', param('workspaceId'))
+    .where('order_id', '=', param('orderId')),
+);
 
 export async function findPurchaseOwnerInvitation(
   db: Db,
@@ -62,12 +74,9 @@ export async function findPurchaseFollowUp(
   const invitations = await purchaseOwnerInvitations(db, workspaceId);
   const accepted = invitations.flatMap((row) => (row.accepted_at === null ? [] : [row.accepted_at]));
   const first = invitations.at(-1);
-  const term = await db
-    .selectFrom('workspace_terms')
-    .select('ended_at')
-    .where('workspace_id', '=', workspaceId)
-    .where('order_id', '=', orderId)
-    .executeTakeFirst();
+  const {
+    rows: [term],
+  } = await termOfOrder(db, { workspaceId, orderId });
   const at = (value: number | null | undefined) =>
     value === null || value === undefined ? null : new Date(value);
   return {
