@@ -1,8 +1,19 @@
-import { loadavg } from 'node:os';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { report } from './harness.ts';
-import { cpuSeconds, firstLine, freePort, onEachDatabase, startNode, stop, waitForOk } from './processes.ts';
+import {
+  cpuSeconds,
+  firstLine,
+  freePort,
+  onEachDatabase,
+  startNode,
+  startServed,
+  stop,
+  waitForOk,
+} from './processes.ts';
 import { CONCURRENCY, clientPurchases, PURCHASES } from './purchase-harness.ts';
 
 const SANDBOX_KEY = 'sk_test_bench';
@@ -17,74 +28,103 @@ const SANDBOX_KEY = 'sk_test_bench';
  * sum bounds purchases a second. SQLite, then PostgreSQL when one answers.
  */
 export async function benchAcpHttp(): Promise<void> {
-  await onEachDatabase('acp-http', measure);
+  await onEachDatabase('acp-http', async (dialect, databaseUrl, dir) => {
+    const sandbox = await startSandbox(path.join(dir, `psp-${dialect}`));
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    let service: ChildProcess | undefined;
+    try {
+      service = startServed({
+        dialect,
+        databaseUrl,
+        dir,
+        port,
+        env: {
+          PSP_SECRET_KEY: SANDBOX_KEY,
+          PSP_API_BASE: sandbox.url,
+          PSP_WEBHOOK_SECRET: 'whsec_bench',
+          RATE_LIMIT_MAX: '1000000000',
+        },
+      });
+      await waitForOk(`${base}/readyz`);
+      report('acp-http', { dialect, ...(await purchasesAgainst(service, base, sandbox)) });
+    } finally {
+      if (service) await stop(service);
+      await stop(sandbox.process);
+    }
+  });
 }
 
-async function measure(dialect: 'sqlite' | 'postgres', databaseUrl: string, dir: string): Promise<void> {
-  const sandboxPort = await freePort();
+/**
+ * The same agents and sandbox against `bench/bare-purchase.ts`, a server that only charges each
+ * token: what is left of the machine for a purchase once the agents and the PSP have their share.
+ */
+export async function benchAcpFloor(): Promise<void> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'svc-acp-floor-'));
+  const sandbox = await startSandbox(path.join(dir, 'psp'));
+  let bare: ChildProcess | undefined;
+  try {
+    bare = startNode(
+      fileURLToPath(new URL('./bare-purchase.ts', import.meta.url)),
+      [sandbox.url, SANDBOX_KEY],
+      {},
+    );
+    const base = await firstLine(bare);
+    report('acp-floor', await purchasesAgainst(bare, base, sandbox));
+  } finally {
+    if (bare) await stop(bare);
+    await stop(sandbox.process);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+interface Sandbox {
+  process: ChildProcess;
+  url: string;
+}
+
+async function startSandbox(dataDir: string): Promise<Sandbox> {
   const sandbox = startNode(fileURLToPath(new URL('../src/psp/sandbox/main.ts', import.meta.url)), [], {
     env: {
       ...process.env,
-      DATA_DIR: path.join(dir, `psp-${dialect}`),
-      PSP_SANDBOX_PORT: String(sandboxPort),
+      DATA_DIR: dataDir,
+      PSP_SANDBOX_PORT: String(await freePort()),
       PSP_SANDBOX_SECRET_KEY: SANDBOX_KEY,
     },
   });
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  let service: ReturnType<typeof startNode> | undefined;
   try {
-    const sandboxUrl = /listening on (\S+),/.exec(await firstLine(sandbox))?.[1] ?? '';
-    service = startNode(fileURLToPath(new URL('./served.ts', import.meta.url)), [], {
-      env: {
-        ...process.env,
-        NODE_ENV: 'development',
-        DATABASE_URL: databaseUrl,
-        DATA_DIR: path.join(dir, `data-${dialect}`),
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        BASE_URL: base,
-        PSP_SECRET_KEY: SANDBOX_KEY,
-        PSP_API_BASE: sandboxUrl,
-        PSP_WEBHOOK_SECRET: 'whsec_bench',
-        LOG_LEVEL: 'info',
-        RATE_LIMIT_MAX: '1000000000',
-      },
-      logFile: path.join(dir, `service-${dialect}.log`),
-    });
-    await waitForOk(`${base}/readyz`);
-    const psp = { url: sandboxUrl, secretKey: SANDBOX_KEY };
-    // A short warm-up, so the figure is the service's steady state rather than its first compile.
-    await clientPurchases({
-      kind: 'acp',
-      url: base,
-      tokens: [],
-      concurrency: CONCURRENCY,
-      psp: { ...psp, purchases: 200 },
-    });
-    const cpuBefore = cpuSeconds(service.pid ?? 0);
-    const sandboxCpuBefore = cpuSeconds(sandbox.pid ?? 0);
-    const result = await clientPurchases({
-      kind: 'acp',
-      url: base,
-      tokens: [],
-      concurrency: CONCURRENCY,
-      psp: { ...psp, purchases: PURCHASES },
-    });
-    // What the service spent per purchase (all its threads), steady where purchases a second scatter.
-    const serviceCpuMsPerPurchase =
-      Math.round(((cpuSeconds(service.pid ?? 0) - cpuBefore) * 1e5) / PURCHASES) / 100;
-    const sandboxCpuMsPerPurchase =
-      Math.round(((cpuSeconds(sandbox.pid ?? 0) - sandboxCpuBefore) * 1e5) / PURCHASES) / 100;
-    report('acp-http', {
-      dialect,
-      loadAverage: loadavg()[0],
-      ...result,
-      serviceCpuMsPerPurchase,
-      sandboxCpuMsPerPurchase,
-    });
-  } finally {
-    if (service) await stop(service);
+    return { process: sandbox, url: /listening on (\S+),/.exec(await firstLine(sandbox))?.[1] ?? '' };
+  } catch (error) {
     await stop(sandbox);
+    throw error;
   }
+}
+
+/** PURCHASES purchases against the server at `base`, after a short warm-up, with each process's CPU. */
+async function purchasesAgainst(server: ChildProcess, base: string, sandbox: Sandbox) {
+  const psp = { url: sandbox.url, secretKey: SANDBOX_KEY };
+  const purchases = (count: number) =>
+    clientPurchases({
+      kind: 'acp',
+      url: base,
+      tokens: [],
+      concurrency: CONCURRENCY,
+      psp: { ...psp, purchases: count },
+    });
+  // A short warm-up, so the figure is the server's steady state rather than its first compile.
+  await purchases(200);
+  const perPurchase = (pid: number | undefined) => {
+    const before = cpuSeconds(pid ?? 0);
+    return () => Math.round(((cpuSeconds(pid ?? 0) - before) * 1e5) / PURCHASES) / 100;
+  };
+  const serverCpu = perPurchase(server.pid);
+  const sandboxCpu = perPurchase(sandbox.process.pid);
+  const result = await purchases(PURCHASES);
+  return {
+    loadAverage: loadavg()[0],
+    ...result,
+    // What the server spent per purchase (all its threads), steady where purchases a second scatter.
+    serviceCpuMsPerPurchase: serverCpu(),
+    sandboxCpuMsPerPurchase: sandboxCpu(),
+  };
 }

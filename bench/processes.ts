@@ -3,6 +3,7 @@ import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { openDatabase } from '../src/db/database.ts';
 import { report } from './harness.ts';
@@ -41,6 +42,34 @@ export function startNode(
   });
   if (options.logFile) child.stdout?.pipe(createWriteStream(options.logFile));
   return child;
+}
+
+/**
+ * The service as `npm start` runs it (`bench/served.ts`) on `databaseUrl`, listening on loopback at
+ * `port`, `info` logging to `service-<dialect>.log` in `dir`; `env` adds to its configuration.
+ */
+export function startServed(options: {
+  dialect: string;
+  databaseUrl: string;
+  dir: string;
+  port: number;
+  env: Record<string, string>;
+}): ChildProcess {
+  const { dialect, dir, port } = options;
+  return startNode(fileURLToPath(new URL('./served.ts', import.meta.url)), [], {
+    env: {
+      ...process.env,
+      NODE_ENV: 'development',
+      DATABASE_URL: options.databaseUrl,
+      DATA_DIR: path.join(dir, `data-${dialect}`),
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      BASE_URL: `http://127.0.0.1:${port}`,
+      LOG_LEVEL: 'info',
+      ...options.env,
+    },
+    logFile: path.join(dir, `service-${dialect}.log`),
+  });
 }
 
 /** The first line the process prints. */

@@ -6,7 +6,16 @@ import { openDatabase } from '../src/db/database.ts';
 import { systemClock } from '../src/shared/clock.ts';
 import { workspaceWithKey } from './api-read.ts';
 import { report } from './harness.ts';
-import { cpuSeconds, firstLine, freePort, onEachDatabase, startNode, stop, waitForOk } from './processes.ts';
+import {
+  cpuSeconds,
+  firstLine,
+  freePort,
+  onEachDatabase,
+  startNode,
+  startServed,
+  stop,
+  waitForOk,
+} from './processes.ts';
 import { type WrkResult, wrk } from './wrk.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -30,22 +39,16 @@ export async function benchReadsWrk(): Promise<void> {
 async function measure(dialect: 'sqlite' | 'postgres', databaseUrl: string, dir: string): Promise<void> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const logFile = path.join(dir, `service-${dialect}.log`);
-  const service = startNode(fileURLToPath(new URL('./served.ts', import.meta.url)), [], {
+  const service = startServed({
+    dialect,
+    databaseUrl,
+    dir,
+    port,
     env: {
-      ...process.env,
-      NODE_ENV: 'development',
-      DATABASE_URL: databaseUrl,
-      DATA_DIR: path.join(dir, `data-${dialect}`),
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      BASE_URL: base,
       PSP_SANDBOX_PORT: String(await freePort()),
-      LOG_LEVEL: 'info',
       API_RATE_LIMIT_PER_IP: '1000000000',
       API_RATE_LIMIT_PER_KEY: '1000000000',
     },
-    logFile,
   });
   try {
     await waitForOk(`${base}/readyz`);

@@ -1,4 +1,4 @@
-import { benchAcpHttp } from './acp-http.ts';
+import { benchAcpFloor, benchAcpHttp } from './acp-http.ts';
 import { benchAcpPurchase } from './acp-purchase.ts';
 import { benchApiRead } from './api-read.ts';
 import { benchColdStart } from './cold-start.ts';
@@ -14,6 +14,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   purchase: benchPurchase,
   'acp-purchase': benchAcpPurchase,
   'acp-http': benchAcpHttp,
+  'acp-floor': benchAcpFloor,
   'mpp-purchase': benchMppPurchase,
   'api-read': benchApiRead,
   'reads-wrk': benchReadsWrk,
