@@ -47,9 +47,10 @@ class RequestLogger implements FastifyBaseLogger {
     this.#logger().warn(...args);
   }
   info(...args: LogArguments): void {
-    const [fields, ...rest] = args as unknown[];
+    const fields: unknown = args[0];
     if (this.#child === undefined && this.#asParent && isPlainObject(fields)) {
-      this.#parent.info({ ...this.#bindings, ...fields }, ...(rest as [string]));
+      (args as unknown[])[0] = { ...this.#bindings, ...fields };
+      this.#parent.info(...args);
     } else {
       this.#logger().info(...args);
     }

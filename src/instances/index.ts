@@ -98,7 +98,7 @@ export async function isInstanceGone(
     .select('heartbeat_at')
     .where('id', '=', instanceId)
     .executeTakeFirst();
-  return row === undefined || row.heartbeat_at <= Date.now() - goneAfterMs;
+  return row === undefined || row.heartbeat_at <= heartbeatsFreshSince(goneAfterMs);
 }
 
 /** Forgets instances silent for a day (their leases were long taken over or expired). */
