@@ -1,10 +1,10 @@
-import { createCipheriv, createDecipheriv, createHash, createSecretKey, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createSecretKey } from 'node:crypto';
 import type { ExpressionBuilder } from 'kysely';
 import { type Param, preparedQuery } from '../db/prepared.ts';
 import type { Database, Db } from '../db/schema.ts';
 import { type InstanceLiveness, isInstanceGone } from '../instances/index.ts';
 import { type Clock, HOUR_MS } from '../shared/clock.ts';
-import { sha256Hex } from '../shared/ids.ts';
+import { secureRandomBytes, sha256Hex } from '../shared/ids.ts';
 import { canonicalJson } from '../shared/jcs.ts';
 import type { IdempotencyKeysTable } from './idempotency.table.ts';
 
@@ -182,7 +182,7 @@ function sealerFor(request: IdempotentRequest) {
   );
   return {
     seal(plain: string): string {
-      const iv = randomBytes(12);
+      const iv = secureRandomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', key, iv);
       const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
       return [iv, cipher.getAuthTag(), data].map((part) => part.toString('base64url')).join('.');
