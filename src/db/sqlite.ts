@@ -2,15 +2,19 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync, type SQLInputValue, type SQLOutputValue, type StatementSync } from 'node:sqlite';
 import {
-  CompiledQuery,
-  type DatabaseConnection,
+  type DialectAdapter,
   type Driver,
   type SqliteDatabase,
   SqliteDialect,
-  SqliteDriver,
   type SqliteStatement,
 } from 'kysely';
 import { type Checkpoints, startCheckpoints } from './checkpoint.ts';
+import {
+  GroupCommitDriver,
+  SharedConnectionSqliteAdapter,
+  SQLITE_BUSY_TIMEOUT_MS,
+  type TransactionState,
+} from './sqlite-driver.ts';
 
 /** Distinct SQL texts kept prepared; the service issues far fewer, so the cache never churns. */
 const STATEMENT_CACHE_SIZE = 1000;
@@ -93,52 +97,22 @@ function toSqliteValues(parameters: ReadonlyArray<unknown>): SQLInputValue[] {
   });
 }
 
-/**
- * Writers take the lock at BEGIN (IMMEDIATE), so a transaction that reads then writes never
- * fails half-way with SQLITE_BUSY when a second process (the CLI, a restarted worker) shares the file;
- * it waits for the busy timeout instead.
- */
-class ImmediateSqliteDriver extends SqliteDriver {
-  readonly #startCheckpoints: (() => Checkpoints) | undefined;
-  #checkpoints: Checkpoints | undefined;
-
-  constructor(database: SqliteDatabase, startCheckpoints: (() => Checkpoints) | undefined) {
-    super({ database });
-    this.#startCheckpoints = startCheckpoints;
-  }
-
-  /** Kysely starts a driver with its first statement: a handle never used starts no worker. */
-  override async init(): Promise<void> {
-    await super.init();
-    this.#checkpoints = this.#startCheckpoints?.();
-  }
-
-  /** Kysely holds its one connection's lock here: no transaction of this connection is open. */
-  override acquireConnection(): Promise<DatabaseConnection> {
-    const connection = super.acquireConnection();
-    const checkpoint = this.#checkpoints?.beforeUse();
-    return checkpoint ? checkpoint.then(() => connection) : connection;
-  }
-
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
-  }
-
-  /** The checkpoint worker's connection closes first, so this one's close removes the log. */
-  override async destroy(): Promise<void> {
-    await this.#checkpoints?.stop();
-    await super.destroy();
-  }
-}
-
 export class NodeSqliteDialect extends SqliteDialect {
   readonly #database: SqliteDatabase;
   readonly #dataVersion: StatementSync;
   readonly #startCheckpoints: (() => Checkpoints) | undefined;
 
-  constructor(database: SqliteDatabase, dataVersion: StatementSync, startCheckpoints?: () => Checkpoints) {
+  readonly #state: TransactionState;
+
+  constructor(
+    database: SqliteDatabase,
+    state: TransactionState,
+    dataVersion: StatementSync,
+    startCheckpoints?: () => Checkpoints,
+  ) {
     super({ database });
     this.#database = database;
+    this.#state = state;
     this.#dataVersion = dataVersion;
     this.#startCheckpoints = startCheckpoints;
   }
@@ -149,7 +123,11 @@ export class NodeSqliteDialect extends SqliteDialect {
   }
 
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.#database, this.#startCheckpoints);
+    return new GroupCommitDriver(this.#database, this.#state, this.#startCheckpoints);
+  }
+
+  override createAdapter(): DialectAdapter {
+    return new SharedConnectionSqliteAdapter();
   }
 }
 
@@ -157,7 +135,11 @@ export class NodeSqliteDialect extends SqliteDialect {
 export function createSqliteDialect(file: string, options: { readOnly?: boolean } = {}): NodeSqliteDialect {
   const readOnly = options.readOnly ?? false;
   if (file !== ':memory:' && !readOnly) mkdirSync(path.dirname(file), { recursive: true });
-  const db = new DatabaseSync(file, { enableForeignKeyConstraints: true, timeout: 5000, readOnly });
+  const db = new DatabaseSync(file, {
+    enableForeignKeyConstraints: true,
+    timeout: SQLITE_BUSY_TIMEOUT_MS,
+    readOnly,
+  });
   const onDisk = file !== ':memory:' && !readOnly;
   if (onDisk) db.exec('pragma journal_mode = wal');
   db.exec('pragma synchronous = normal');
@@ -165,6 +147,7 @@ export function createSqliteDialect(file: string, options: { readOnly?: boolean 
   dataVersion.setReturnArrays(true);
   return new NodeSqliteDialect(
     wrapDatabase(db),
+    db,
     dataVersion,
     onDisk ? () => startCheckpoints(db, file) : undefined,
   );

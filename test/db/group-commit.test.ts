@@ -1,0 +1,150 @@
+// db-scope: sqlite
+
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { describe, it, type TestContext } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
+import { openDatabase } from '../../src/db/database.ts';
+import type { Db } from '../../src/db/schema.ts';
+
+/**
+ * The service's SQLite handle on a file, with a table `notes`, and a second connection of its own
+ * on the same file: what that one sees is what a crash of the service would leave.
+ */
+async function openNotes(t: TestContext) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'svc-group-commit-'));
+  const file = path.join(dir, 'svc.sqlite');
+  const database = openDatabase({ kind: 'sqlite', file });
+  await sql`create table notes (id text primary key, body text not null)`.execute(database.db);
+  const outside = new DatabaseSync(file, { readOnly: true });
+  t.after(async () => {
+    outside.close();
+    await database.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const committed = () =>
+    (outside.prepare('select id from notes order by id').all() as { id: string }[]).map((row) => row.id);
+  const insert = (id: string) => sql`insert into notes (id, body) values (${id}, 'x')`.execute(database.db);
+  return { db: database.db as Db, file, committed, insert };
+}
+
+describe('SQLite group commit', () => {
+  it('commits the writes of one turn together, and answers each only once committed', async (t) => {
+    const { committed, insert } = await openNotes(t);
+    const ids = Array.from({ length: 20 }, (_, i) => `n${String(i).padStart(2, '0')}`);
+    const seenAtAnswer: string[][] = [];
+    const writes = ids.map((id) => insert(id).then(() => seenAtAnswer.push(committed())));
+    assert.deepEqual(committed(), [], 'nothing is committed before the turn ends');
+    await Promise.all(writes);
+    // The first answer already found all twenty committed: one transaction held them.
+    assert.deepEqual(seenAtAnswer[0], ids);
+    assert.equal(seenAtAnswer.length, ids.length);
+  });
+
+  it('makes a read that saw uncommitted rows wait for their commit', async (t) => {
+    const { db, committed, insert } = await openNotes(t);
+    const write = insert('a');
+    const read = sql<{ id: string }>`select id from notes`.execute(db).then((result) => ({
+      rows: result.rows.map((row) => row.id),
+      committedThen: committed(),
+    }));
+    const { rows, committedThen } = await read;
+    assert.deepEqual(rows, ['a']);
+    assert.deepEqual(committedThen, ['a']);
+    await write;
+  });
+
+  it('fails only the statement a constraint refuses; the rest of the group commits', async (t) => {
+    const { committed, insert } = await openNotes(t);
+    await insert('a');
+    const results = await Promise.allSettled([insert('b'), insert('a'), insert('c')]);
+    assert.deepEqual(
+      results.map((result) => result.status),
+      ['fulfilled', 'rejected', 'fulfilled'],
+    );
+    assert.match(String((results[1] as PromiseRejectedResult).reason), /UNIQUE constraint failed/);
+    assert.deepEqual(committed(), ['a', 'b', 'c']);
+  });
+
+  it('fails every write of a group whose transaction an error ended, and keeps none of them', async (t) => {
+    const { db, committed, insert } = await openNotes(t);
+    // RAISE(ROLLBACK) ends the whole transaction, as a full disk or an I/O error does.
+    await sql`create table doomed (id text)`.execute(db);
+    await sql`create trigger doom before insert on doomed begin select raise(rollback, 'doomed'); end`.execute(
+      db,
+    );
+    const results = await Promise.allSettled([
+      insert('a'),
+      sql`insert into doomed (id) values ('x')`.execute(db),
+      insert('b'),
+    ]);
+    assert.equal(results[0]?.status, 'rejected', 'the write before the error is gone with it');
+    assert.match(String((results[1] as PromiseRejectedResult).reason), /doomed/);
+    // The write after the error ran in a group of its own.
+    assert.equal(results[2]?.status, 'fulfilled');
+    assert.deepEqual(committed(), ['b']);
+    await insert('c');
+    assert.deepEqual(committed(), ['b', 'c']);
+  });
+
+  it('gives a transaction the connection to itself, and its rollback undoes only its writes', async (t) => {
+    const { db, committed, insert } = await openNotes(t);
+    let outsideWrite: Promise<unknown> | undefined;
+    const transaction = db.transaction().execute(async (trx) => {
+      await sql`insert into notes (id, body) values ('in-1', 'x')`.execute(trx);
+      // Another caller writes while the transaction is open: it waits for the end, not inside it.
+      outsideWrite = insert('out');
+      await sleep(20);
+      await sql`insert into notes (id, body) values ('in-2', 'x')`.execute(trx);
+      throw new Error('changed my mind');
+    });
+    const before = insert('before');
+    await assert.rejects(transaction, /changed my mind/);
+    await before;
+    await outsideWrite;
+    assert.deepEqual(committed(), ['before', 'out']);
+  });
+
+  it('returns from a transaction commit only once it is committed', async (t) => {
+    const { db, committed, insert } = await openNotes(t);
+    const neighbour = insert('a');
+    await db.transaction().execute(async (trx) => {
+      await sql`insert into notes (id, body) values ('b', 'x')`.execute(trx);
+      await sql`insert into notes (id, body) values ('c', 'x')`.execute(trx);
+    });
+    assert.deepEqual(committed(), ['a', 'b', 'c']);
+    await neighbour;
+  });
+
+  it('lets a second handle of the process write while the first holds its group open', async (t) => {
+    const { file, committed, insert } = await openNotes(t);
+    const second = openDatabase({ kind: 'sqlite', file });
+    t.after(() => second.close());
+    const insertThroughSecond = (id: string) =>
+      sql`insert into notes (id, body) values (${id}, 'x')`.execute(second.db);
+    // A busy wait for the lock would hold the event loop, and with it the commit that frees it.
+    await Promise.all([insert('a'), insertThroughSecond('b'), insert('c'), insertThroughSecond('d')]);
+    assert.deepEqual(committed(), ['a', 'b', 'c', 'd']);
+  });
+
+  it('commits an open group before a statement that cannot run in a transaction (vacuum into)', async (t) => {
+    const { db, file, insert } = await openNotes(t);
+    const copy = path.join(path.dirname(file), 'copy.sqlite');
+    const write = insert('a');
+    await sql`vacuum into ${copy}`.execute(db);
+    await write;
+    const backup = new DatabaseSync(copy, { readOnly: true });
+    t.after(() => backup.close());
+    assert.deepEqual(
+      backup
+        .prepare('select id from notes')
+        .all()
+        .map((row) => row.id),
+      ['a'],
+    );
+  });
+});
