@@ -143,6 +143,9 @@ export function createSqliteDialect(file: string, options: { readOnly?: boolean 
   const onDisk = file !== ':memory:' && !readOnly;
   if (onDisk) db.exec('pragma journal_mode = wal');
   db.exec('pragma synchronous = normal');
+  // Sorts, window functions and the savepoint an explicit transaction is in a group otherwise
+  // create, write and delete a file in /var/tmp each time they need scratch space.
+  db.exec('pragma temp_store = memory');
   const dataVersion = db.prepare('pragma data_version');
   dataVersion.setReturnArrays(true);
   return new NodeSqliteDialect(
