@@ -61,7 +61,9 @@ const TRANSACTION_ENDS = new Set(['commit', 'rollback', 'end', 'release']);
  * completed, and again when its transaction ends (a commit, or a rollback that undoes it), before
  * the connection goes back to the pool: a read that looks at the version afterwards reads data at
  * least as new as that change. Reads, transaction starts and statements that changed no row
- * report nothing (the job runner's polls change nothing); any other statement (DDL) reports.
+ * report nothing (the job runner's polls change nothing); any other statement (DDL) reports. The
+ * SQLite driver ends its transactions itself (`sqlite-driver.ts`), so there a change is reported
+ * once, when its statement completes; callers that read meanwhile wait for the transaction.
  */
 export function reportingWrites(dialect: Dialect, onWrite: () => void): Dialect {
   const patched = new WeakSet<DatabaseConnection>();

@@ -16,6 +16,8 @@ export interface TransactionState {
 }
 
 type StatementKind = 'read' | 'change' | 'other';
+/** What a caller waits to do: run a statement, or begin a transaction. */
+type Use = StatementKind | 'transaction';
 
 const FIRST_WORD = /^\s*([a-z]+)/i;
 const CHANGES = new Set(['insert', 'update', 'delete', 'replace']);
@@ -41,7 +43,7 @@ class Group {
   reject!: (error: unknown) => void;
   /** Why the transaction ended without committing, once it has. */
   failure: { error: unknown } | undefined;
-  /** The turn ended while an explicit transaction was half-way in it: commit when that ends. */
+  /** The turn ended while an explicit transaction was half-way in it: commit as it ends. */
   commitDeferred = false;
 
   constructor() {
@@ -80,6 +82,11 @@ class Holder implements DatabaseConnection {
 export const SQLITE_BUSY_TIMEOUT_MS = 5000;
 const BUSY_PAUSE_MS = 2;
 
+/** When this caller first found the write lock taken. */
+interface BusyWait {
+  since?: number;
+}
+
 /** SQLITE_BUSY, in the primary code of `node:sqlite`'s (possibly extended) `errcode`. */
 function isBusy(error: unknown): boolean {
   const code = (error as { errcode?: unknown }).errcode;
@@ -98,9 +105,10 @@ const SAVEPOINT = 'explicit_transaction';
  * crash that the caller survives, and each caller's writes still reach the file in the order it
  * made them.
  * - A row change outside a transaction joins the group as it is.
- * - An explicit transaction joins it as a savepoint, with the connection to itself until it ends:
- *   every other caller waits. Its rollback undoes only its own writes; its commit returns once
- *   the group has committed.
+ * - An explicit transaction begins a group (an open one commits first) inside a savepoint, with the
+ *   connection to itself until it ends: every other caller waits, then joins. Its rollback undoes
+ *   only its own writes; its commit returns once the group has committed, which is at once if the
+ *   turn ended while it ran.
  * - A read made while a group is open sees uncommitted rows, so it waits for the commit too; a
  *   read made with none open runs at once.
  * - Any other statement (DDL, pragmas, `vacuum into`) commits an open group first and runs alone.
@@ -113,8 +121,9 @@ export class GroupCommitDriver implements Driver {
   readonly #startCheckpoints: (() => Checkpoints) | undefined;
   #checkpoints: Checkpoints | undefined;
   #group: Group | undefined;
-  /** When opening a group first found the write lock taken, until one opens. */
-  #busySince: number | undefined;
+  /** While another connection holds the write lock: the pause before the next try, and its error. */
+  #busyPause: Promise<void> | undefined;
+  #busyError: unknown;
   /** The caller whose explicit transaction is open, and the group it is a savepoint of. */
   #owner: { holder: Holder; group: Group; done: Promise<void>; end: () => void } | undefined;
   readonly #idle: Holder[] = [];
@@ -142,10 +151,11 @@ export class GroupCommitDriver implements Driver {
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
     const holder = connection as Holder;
+    const busy: BusyWait = {};
     for (
-      let wait = this.#waitBeforeUse(holder, 'change');
+      let wait = this.#waitBeforeUse(holder, 'transaction', busy);
       wait;
-      wait = this.#waitBeforeUse(holder, 'change')
+      wait = this.#waitBeforeUse(holder, 'transaction', busy)
     ) {
       await wait;
     }
@@ -160,10 +170,19 @@ export class GroupCommitDriver implements Driver {
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     const owner = this.#owner;
-    if (owner?.holder !== connection) return;
+    // Rolled back under it (the handle was closed): its writes are gone.
+    if (owner?.holder !== connection) throw new Error('the transaction was rolled back before its commit');
+    if (owner.group.failure) {
+      this.#endOwnership();
+      throw owner.group.failure.error;
+    }
+    try {
+      this.#run(`release ${SAVEPOINT}`);
+    } catch (error) {
+      this.#rollbackOwner();
+      throw error;
+    }
     this.#endOwnership();
-    if (owner.group.failure) throw owner.group.failure.error;
-    this.#run(`release ${SAVEPOINT}`);
     await owner.group.committed;
   }
 
@@ -186,7 +205,12 @@ export class GroupCommitDriver implements Driver {
       return this.#inGroup(owner.group, query);
     }
     const kind = kindOf(query.sql);
-    for (let wait = this.#waitBeforeUse(holder, kind); wait; wait = this.#waitBeforeUse(holder, kind)) {
+    const busy: BusyWait = {};
+    for (
+      let wait = this.#waitBeforeUse(holder, kind, busy);
+      wait;
+      wait = this.#waitBeforeUse(holder, kind, busy)
+    ) {
       await wait;
     }
     // From here to the statement nothing awaits: no other caller can begin or commit in between.
@@ -200,7 +224,8 @@ export class GroupCommitDriver implements Driver {
     try {
       result = this.#inGroup(group, query);
     } catch (error) {
-      await group.committed.catch(() => undefined);
+      // A group that failed answers with its own failure: the rows this error may stem from are gone.
+      await group.committed;
       throw error;
     }
     await group.committed;
@@ -208,21 +233,25 @@ export class GroupCommitDriver implements Driver {
   }
 
   /**
-   * What `holder` must wait for before a statement of `kind`, or undefined once it may run now, the
-   * group a change needs open: another caller's transaction to end; before a transaction opens,
-   * the checkpoint the log's bound may ask for; while another connection holds the write lock, a
-   * short pause. SQLite's own busy wait would hold the event loop, and with it this connection's
-   * commits, which a second handle of this process may be the one waiting for.
+   * What `holder` must wait for before `use`, or undefined once it may go ahead now, with the group
+   * a change or a transaction needs open: another caller's transaction to end; before a
+   * transaction opens, the checkpoint the log's bound may ask for; while another connection holds
+   * the write lock, a short pause. SQLite's own busy wait would hold the event loop, and with it
+   * this connection's commits, which a second handle of this process may be the one waiting for.
+   * A transaction begins in a group of its own, so that it never waits for a write begun before
+   * it, and the group's commit, deferred while it runs, never waits for it.
    */
-  #waitBeforeUse(holder: Holder, kind: StatementKind): Promise<void> | undefined {
+  #waitBeforeUse(holder: Holder, use: Use, busy: BusyWait): Promise<void> | undefined {
     if (this.#owner && this.#owner.holder !== holder) return this.#owner.done;
-    if (kind === 'read' || (kind === 'change' && this.#group)) return undefined;
+    if (use === 'read' || (use === 'change' && this.#group)) return undefined;
+    if (this.#group && use !== 'change') this.#commit(this.#group);
     const checkpoint = this.#checkpoints?.beforeUse();
-    if (checkpoint || kind === 'other') return checkpoint;
-    return this.#tryOpenGroup();
+    if (checkpoint || use === 'other') return checkpoint;
+    return this.#tryOpenGroup(busy);
   }
 
-  #tryOpenGroup(): Promise<void> | undefined {
+  #tryOpenGroup(busy: BusyWait): Promise<void> | undefined {
+    if (this.#busyPause) return this.#pauseOrGiveUp(busy);
     try {
       this.#run('pragma busy_timeout = 0');
       try {
@@ -231,16 +260,28 @@ export class GroupCommitDriver implements Driver {
         this.#run(`pragma busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
       }
     } catch (error) {
-      const now = Date.now();
-      this.#busySince ??= now;
-      if (!isBusy(error) || now - this.#busySince >= SQLITE_BUSY_TIMEOUT_MS) throw error;
-      return sleep(BUSY_PAUSE_MS);
+      if (!isBusy(error)) throw error;
+      this.#busyError = error;
+      this.#busyPause = sleep(BUSY_PAUSE_MS).then(() => {
+        this.#busyPause = undefined;
+      });
+      return this.#pauseOrGiveUp(busy);
     }
-    this.#busySince = undefined;
     const group = new Group();
     this.#group = group;
     this.#commitAtTurnEnd(group);
     return undefined;
+  }
+
+  /**
+   * The pause every caller waiting for the write lock shares (one of them tries again after it),
+   * or, once this caller has waited the busy timeout, the busy error.
+   */
+  #pauseOrGiveUp(busy: BusyWait): Promise<void> {
+    const now = Date.now();
+    busy.since ??= now;
+    if (now - busy.since >= SQLITE_BUSY_TIMEOUT_MS) throw this.#busyError;
+    return this.#busyPause ?? Promise.resolve();
   }
 
   /** The open group, which `#waitBeforeUse` has opened for a change or a transaction. */
@@ -282,21 +323,27 @@ export class GroupCommitDriver implements Driver {
   #fail(group: Group, error: unknown): void {
     if (this.#group === group) this.#group = undefined;
     group.failure = { error };
-    if (this.#state.isTransaction) this.#run('rollback');
-    group.reject(error);
+    try {
+      if (this.#state.isTransaction) this.#run('rollback');
+    } finally {
+      group.reject(error);
+    }
   }
 
   /** Undoes the open explicit transaction's writes, and only those; the group goes on. */
   #rollbackOwner(): void {
     const owner = this.#owner;
-    this.#endOwnership();
-    if (!owner || owner.group.failure) return;
+    if (!owner) return;
     try {
-      this.#run(`rollback to ${SAVEPOINT}`);
-      this.#run(`release ${SAVEPOINT}`);
+      if (!owner.group.failure) {
+        this.#run(`rollback to ${SAVEPOINT}`);
+        this.#run(`release ${SAVEPOINT}`);
+      }
     } catch (error) {
       this.#fail(owner.group, error);
       throw error;
+    } finally {
+      this.#endOwnership();
     }
   }
 
@@ -304,11 +351,9 @@ export class GroupCommitDriver implements Driver {
     const owner = this.#owner;
     if (!owner) return;
     this.#owner = undefined;
+    // Its turn has ended already: commit now, before anyone waiting for it can join and defer again.
+    if (owner.group.commitDeferred && this.#group === owner.group) this.#commit(owner.group);
     owner.end();
-    if (owner.group.commitDeferred && this.#group === owner.group) {
-      owner.group.commitDeferred = false;
-      this.#commitAtTurnEnd(owner.group);
-    }
   }
 
   #run(sql: string): void {

@@ -10,6 +10,7 @@ let randomPoolUsed = 0;
  * secret takes. Each byte is handed out once, in a buffer of its own.
  */
 export function secureRandomBytes(size: number): Buffer {
+  if (!Number.isSafeInteger(size) || size < 0) throw new RangeError(`not a byte count: ${size}`);
   if (size > RANDOM_POOL_BYTES) return randomBytes(size);
   if (randomPoolUsed + size > randomPool.length) {
     randomPool = randomBytes(RANDOM_POOL_BYTES);

@@ -7,7 +7,8 @@ import { createTestDatabase, testDialect } from '../helpers/database.ts';
 import { startPurchaseFixture } from '../helpers/purchase.ts';
 
 /**
- * An ACP complete ran 29 SQL statements (transaction control included) when this was first
+ * An ACP complete ran 29 SQL statements (transaction control included; SQLite's group commit now
+ * runs its own, uncounted) when this was first
  * counted; reading each row once, taking what writes return and dropping a check the attempt's
  * claim already makes brought it to 21. Of those, 10 are the provisioning transaction (one insert
  * per table of five modules), see docs/decisions.md. The answer has carried the ACP order object

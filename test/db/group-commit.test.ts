@@ -37,9 +37,7 @@ describe('SQLite group commit', () => {
     const { committed, insert } = await openNotes(t);
     const ids = Array.from({ length: 20 }, (_, i) => `n${String(i).padStart(2, '0')}`);
     const seenAtAnswer: string[][] = [];
-    const writes = ids.map((id) => insert(id).then(() => seenAtAnswer.push(committed())));
-    assert.deepEqual(committed(), [], 'nothing is committed before the turn ends');
-    await Promise.all(writes);
+    await Promise.all(ids.map((id) => insert(id).then(() => seenAtAnswer.push(committed()))));
     // The first answer already found all twenty committed: one transaction held them.
     assert.deepEqual(seenAtAnswer[0], ids);
     assert.equal(seenAtAnswer.length, ids.length);
@@ -107,6 +105,38 @@ describe('SQLite group commit', () => {
     await before;
     await outsideWrite;
     assert.deepEqual(committed(), ['before', 'out']);
+  });
+
+  it('commits the group of a transaction that outlived its turn as it ends, however many follow', async (t) => {
+    const { db, committed, insert } = await openNotes(t);
+    const slowTransaction = (id: string) =>
+      db.transaction().execute(async (trx) => {
+        await sql`insert into notes (id, body) values (${id}, 'x')`.execute(trx);
+        await sleep(10);
+      });
+    const first = slowTransaction('t1');
+    const neighbour = insert('w1').then(() => committed());
+    const second = slowTransaction('t2');
+    // The write that waited for the first transaction is answered once committed, not after the second.
+    assert.deepEqual(await neighbour, ['t1', 'w1']);
+    await Promise.all([first, second]);
+    assert.deepEqual(committed(), ['t1', 't2', 'w1']);
+  });
+
+  it('fails a write refused over a row of its group with the group, when the group fails', async (t) => {
+    const { db, committed, insert } = await openNotes(t);
+    await sql`create table doomed (id text)`.execute(db);
+    await sql`create trigger doom before insert on doomed begin select raise(rollback, 'doomed'); end`.execute(
+      db,
+    );
+    const results = await Promise.allSettled([
+      insert('a'),
+      insert('a'),
+      sql`insert into doomed (id) values ('x')`.execute(db),
+    ]);
+    // The duplicate's conflict was with a row that is gone: it must not report a conflict.
+    assert.doesNotMatch(String((results[1] as PromiseRejectedResult).reason), /UNIQUE/);
+    assert.deepEqual(committed(), []);
   });
 
   it('returns from a transaction commit only once it is committed', async (t) => {
