@@ -12,7 +12,8 @@ import { openDatabase } from '../../src/db/database.ts';
 import type { Db } from '../../src/db/schema.ts';
 
 /**
- * The service's SQLite handle on a file, with a table `notes`, and a second connection of its own
+ * The service's SQLite handle on a file, with a table `notes` (and `doomed`, whose insert fails the
+ * whole transaction), and a second connection of its own
  * on the same file: what that one sees is what a crash of the service would leave.
  */
 async function openNotes(t: TestContext) {
@@ -29,7 +30,13 @@ async function openNotes(t: TestContext) {
   const committed = () =>
     (outside.prepare('select id from notes order by id').all() as { id: string }[]).map((row) => row.id);
   const insert = (id: string) => sql`insert into notes (id, body) values (${id}, 'x')`.execute(database.db);
-  return { db: database.db as Db, file, committed, insert };
+  // RAISE(ROLLBACK) ends the whole transaction, as a full disk or an I/O error does.
+  await sql`create table doomed (id text)`.execute(database.db);
+  await sql`create trigger doom before insert on doomed begin select raise(rollback, 'doomed'); end`.execute(
+    database.db,
+  );
+  const insertDoomed = () => sql`insert into doomed (id) values ('x')`.execute(database.db);
+  return { db: database.db as Db, file, committed, insert, insertDoomed };
 }
 
 describe('SQLite group commit', () => {
@@ -69,17 +76,8 @@ describe('SQLite group commit', () => {
   });
 
   it('fails every write of a group whose transaction an error ended, and keeps none of them', async (t) => {
-    const { db, committed, insert } = await openNotes(t);
-    // RAISE(ROLLBACK) ends the whole transaction, as a full disk or an I/O error does.
-    await sql`create table doomed (id text)`.execute(db);
-    await sql`create trigger doom before insert on doomed begin select raise(rollback, 'doomed'); end`.execute(
-      db,
-    );
-    const results = await Promise.allSettled([
-      insert('a'),
-      sql`insert into doomed (id) values ('x')`.execute(db),
-      insert('b'),
-    ]);
+    const { committed, insert, insertDoomed } = await openNotes(t);
+    const results = await Promise.allSettled([insert('a'), insertDoomed(), insert('b')]);
     assert.equal(results[0]?.status, 'rejected', 'the write before the error is gone with it');
     assert.match(String((results[1] as PromiseRejectedResult).reason), /doomed/);
     // The write after the error ran in a group of its own.
@@ -124,16 +122,8 @@ describe('SQLite group commit', () => {
   });
 
   it('fails a write refused over a row of its group with the group, when the group fails', async (t) => {
-    const { db, committed, insert } = await openNotes(t);
-    await sql`create table doomed (id text)`.execute(db);
-    await sql`create trigger doom before insert on doomed begin select raise(rollback, 'doomed'); end`.execute(
-      db,
-    );
-    const results = await Promise.allSettled([
-      insert('a'),
-      insert('a'),
-      sql`insert into doomed (id) values ('x')`.execute(db),
-    ]);
+    const { committed, insert, insertDoomed } = await openNotes(t);
+    const results = await Promise.allSettled([insert('a'), insert('a'), insertDoomed()]);
     // The duplicate's conflict was with a row that is gone: it must not report a conflict.
     assert.doesNotMatch(String((results[1] as PromiseRejectedResult).reason), /UNIQUE/);
     assert.deepEqual(committed(), []);
