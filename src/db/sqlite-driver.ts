@@ -214,11 +214,8 @@ export class GroupCommitDriver implements Driver {
       await wait;
     }
     // From here to the statement nothing awaits: no other caller can begin or commit in between.
-    if (kind === 'read' && !this.#group) return this.#statement<R>(query);
-    if (kind === 'other') {
-      if (this.#group) this.#commit(this.#group);
-      return this.#statement<R>(query);
-    }
+    // `#waitBeforeUse` has committed any group before an `other` statement.
+    if (kind === 'other' || (kind === 'read' && !this.#group)) return this.#statement<R>(query);
     const group = this.#openedGroup();
     let result: QueryResult<R>;
     try {

@@ -99,10 +99,9 @@ function toSqliteValues(parameters: ReadonlyArray<unknown>): SQLInputValue[] {
 
 export class NodeSqliteDialect extends SqliteDialect {
   readonly #database: SqliteDatabase;
+  readonly #state: TransactionState;
   readonly #dataVersion: StatementSync;
   readonly #startCheckpoints: (() => Checkpoints) | undefined;
-
-  readonly #state: TransactionState;
 
   constructor(
     database: SqliteDatabase,
