@@ -375,15 +375,21 @@ export class JobRunner {
       .execute();
   }
 
+  /**
+   * A job without a concurrency key is a key of its own, so it ranks first in it: those are read
+   * oldest first and only as many as a claim takes, whatever the backlog. Only keyed jobs are
+   * ranked within their key. The limit is written into the SQL, not bound: SQLite runs the query
+   * several times faster with a literal limit (at most `concurrency` texts are kept prepared).
+   */
   async #candidates(now: number, limit: number): Promise<string[]> {
     const { db, perKeyConcurrency } = this.#options;
     const { rows } = await sql<{ id: string }>`
       with due as (
-        select id, run_at, coalesce(concurrency_key, id) as k
+        select id, run_at, concurrency_key as k
         from jobs
         where ((status = 'queued' and run_at <= ${now}) or (status = 'running' and locked_until <= ${now}))
-          and (concurrency_key is null or concurrency_key not in (
-            select concurrency_key from job_key_holds where held_until > ${now}))
+          and concurrency_key is not null
+          and concurrency_key not in (select concurrency_key from job_key_holds where held_until > ${now})
       ),
       busy as (
         select concurrency_key as k, count(*) as n
@@ -395,8 +401,23 @@ export class JobRunner {
         select due.id, due.run_at,
           row_number() over (partition by due.k order by due.run_at, due.id) + coalesce(busy.n, 0) as slot
         from due left join busy on busy.k = due.k
+      ),
+      queued_alone as (
+        select id, run_at from jobs
+        where status = 'queued' and run_at <= ${now} and concurrency_key is null
+        order by run_at, id limit ${sql.lit(limit)}
+      ),
+      expired_alone as (
+        select id, run_at from jobs
+        where status = 'running' and locked_until <= ${now} and concurrency_key is null
+        order by run_at, id limit ${sql.lit(limit)}
+      ),
+      slotted as (
+        select id, run_at, slot from ranked where slot <= ${perKeyConcurrency}
+        union all select id, run_at, 1 from queued_alone
+        union all select id, run_at, 1 from expired_alone
       )
-      select id from ranked where slot <= ${perKeyConcurrency} order by slot, run_at, id limit ${limit}
+      select id from slotted order by slot, run_at, id limit ${sql.lit(limit)}
     `.execute(db);
     return rows.map((row) => row.id);
   }

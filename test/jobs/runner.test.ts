@@ -125,6 +125,35 @@ describe(`job runner on ${testDialect}`, () => {
     assert.equal(await runner.drain(), 1);
   });
 
+  it('takes a backlog oldest first, jobs with and without a key alike, and a job whose worker died among them', async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.close());
+    const clock = new ManualClock();
+    const ran: string[] = [];
+    const runner = runnerFor(
+      database,
+      clock,
+      { work: { run: async (payload) => void ran.push((payload as { name: string }).name) } },
+      { concurrency: 1, perKeyConcurrency: 1 },
+    );
+    const orphan = await enqueueJob(database.db, clock.now(), { kind: 'work', payload: { name: 'orphan' } });
+    await database.db
+      .updateTable('jobs')
+      .set({ status: 'running', locked_by: 'a worker that died', locked_until: clock.now().getTime() + 1 })
+      .where('id', '=', orphan)
+      .execute();
+    for (const name of ['first', 'keyed', 'second', 'third', 'fourth', 'fifth']) {
+      clock.advance(1);
+      await enqueueJob(database.db, clock.now(), {
+        kind: 'work',
+        payload: { name },
+        ...(name === 'keyed' ? { concurrencyKey: 'receiver' } : {}),
+      });
+    }
+    clock.advance(1);
+    assert.equal(await runner.drain(), 7);
+    assert.deepEqual(ran, ['orphan', 'first', 'keyed', 'second', 'third', 'fourth', 'fifth']);
+  });
   it('does not run a job before its time', async (t) => {
     const database = await createTestDatabase();
     t.after(() => database.close());
