@@ -1,5 +1,6 @@
 import type { Db } from '../db/schema.ts';
 import type { ControlStatus, ControlTheme, RiskTreatment } from './compliance.table.ts';
+import { ensureControls } from './controls.ts';
 import { type RiskSeverity, severityOf } from './risks.ts';
 import type { ComplianceDeps } from './shared.ts';
 
@@ -25,9 +26,11 @@ export interface ApplicabilityRow {
 
 /** Every control of the workspace in Annex A order, with its owner and evidence: one query each. */
 export async function applicabilityRows(
-  { db }: ComplianceDeps,
+  deps: ComplianceDeps,
   workspaceId: string,
 ): Promise<ApplicabilityRow[]> {
+  const { db } = deps;
+  await ensureControls(deps, workspaceId);
   const controls = await db
     .selectFrom('controls')
     .leftJoin('people', (join) =>

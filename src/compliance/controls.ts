@@ -2,7 +2,7 @@ import { type Static, Type } from 'typebox';
 import type { AuditSource } from '../audit/index.ts';
 import { fetchPage, type Page, type PageRequest } from '../db/keyset.ts';
 import { type Param, preparedQuery } from '../db/prepared.ts';
-import type { Tx } from '../db/schema.ts';
+import type { Db } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { newId } from '../shared/ids.ts';
 import { err, ok, type Result } from '../shared/result.ts';
@@ -125,11 +125,40 @@ function toControl(row: ControlsTable): Control {
   };
 }
 
-/** Gives a new workspace the 93 Annex A controls, not started, in the order of the standard. */
-export async function seedControls(trx: Tx, workspaceId: string, at: Date): Promise<void> {
-  const values: SeedValues = { workspaceId, at: at.getTime() };
-  for (let position = 0; position < annexA.length; position++) values[`id${position}`] = newId('ctl', at);
-  await insertAnnexA(trx, values);
+/** How many workspaces a process remembers as seeded before it forgets them all and asks again. */
+const SEEDED_REMEMBERED = 100_000;
+
+/** Per database handle: the workspaces known to have their controls, which nothing takes away. */
+const seededWorkspaces = new WeakMap<Db, Set<string>>();
+
+/**
+ * Gives the workspace the 93 Annex A controls, not started, in the order of the standard, unless
+ * it has them: every function here that reads or changes controls calls this first. A workspace is
+ * seeded on first use rather than when it is bought, which keeps 93 rows and their pages out of
+ * the purchase (see docs/decisions.md). Two first uses at once, in any instances, seed once: the
+ * second insert finds every reference taken and adds nothing. A control id exists only once
+ * seeded, so a body naming a control id needs no seed to be checked.
+ */
+export async function ensureControls({ db, clock }: ComplianceDeps, workspaceId: string): Promise<void> {
+  const known = db.isTransaction ? undefined : seededWorkspaces.get(db);
+  if (known?.has(workspaceId)) return;
+  const seeded = await db
+    .selectFrom('controls')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .limit(1)
+    .executeTakeFirst();
+  if (!seeded) {
+    const at = clock.now();
+    const values: SeedValues = { workspaceId, at: at.getTime() };
+    for (let position = 0; position < annexA.length; position++) values[`id${position}`] = newId('ctl', at);
+    await insertAnnexA(db, values);
+  }
+  if (db.isTransaction) return;
+  const remembered = known ?? new Set<string>();
+  if (remembered.size >= SEEDED_REMEMBERED) remembered.clear();
+  remembered.add(workspaceId);
+  seededWorkspaces.set(db, remembered);
 }
 
 type SeedValues = Record<string, string | number>;
@@ -139,33 +168,37 @@ type SeedValues = Record<string, string | number>;
  * Built through the query builder on every seed, it cost more than running it.
  */
 const insertAnnexA = preparedQuery((db, param: Param<SeedValues>) =>
-  db.insertInto('controls').values(
-    annexA.map(
-      (control, position): ControlsTable => ({
-        id: param(`id${position}`),
-        workspace_id: param('workspaceId'),
-        reference: `A.${control.id}`,
-        title: control.title,
-        theme: control.theme as ControlTheme,
-        position,
-        status: 'not_started',
-        owner_id: null,
-        notes: null,
-        justification: null,
-        created_at: param('at'),
-        updated_at: param('at'),
-      }),
-    ),
-  ),
+  db
+    .insertInto('controls')
+    .values(
+      annexA.map(
+        (control, position): ControlsTable => ({
+          id: param(`id${position}`),
+          workspace_id: param('workspaceId'),
+          reference: `A.${control.id}`,
+          title: control.title,
+          theme: control.theme as ControlTheme,
+          position,
+          status: 'not_started',
+          owner_id: null,
+          notes: null,
+          justification: null,
+          created_at: param('at'),
+          updated_at: param('at'),
+        }),
+      ),
+    )
+    .onConflict((conflict) => conflict.columns(['workspace_id', 'reference']).doNothing()),
 );
 
 export async function listControls(
-  { db }: ComplianceDeps,
+  deps: ComplianceDeps,
   workspaceId: string,
   filter: ControlsFilter,
   page: PageRequest,
 ): Promise<Page<Control>> {
-  let query = db.selectFrom('controls').selectAll().where('workspace_id', '=', workspaceId);
+  await ensureControls(deps, workspaceId);
+  let query = deps.db.selectFrom('controls').selectAll().where('workspace_id', '=', workspaceId);
   if (filter.status) query = query.where('status', '=', filter.status);
   if (filter.theme) query = query.where('theme', '=', filter.theme);
   if (filter.owner_id) query = query.where('owner_id', '=', filter.owner_id);
@@ -186,11 +219,12 @@ export async function listControls(
 
 /** A control of the workspace by its id or its Annex A reference (`A.5.1`). */
 export async function getControl(
-  { db }: ComplianceDeps,
+  deps: ComplianceDeps,
   workspaceId: string,
   idOrReference: string,
 ): Promise<Control | undefined> {
-  const row = await db
+  await ensureControls(deps, workspaceId);
+  const row = await deps.db
     .selectFrom('controls')
     .selectAll()
     .where('workspace_id', '=', workspaceId)
@@ -216,6 +250,7 @@ export async function updateControl(
   body: UpdateControlBody,
   source: AuditSource,
 ): Promise<Result<Control, ComplianceError>> {
+  await ensureControls(deps, workspaceId);
   return inTransaction(deps.db, async (trx) => {
     const existing = await lockWorkspaceRow(trx, 'controls', workspaceId, id);
     if (!existing) return err(notFound);
@@ -330,8 +365,9 @@ function percentImplemented(counts: StatusCount): number {
   return applicable === 0 ? 0 : Math.round((counts.implemented / applicable) * 1000) / 10;
 }
 
-export async function readiness({ db }: ComplianceDeps, workspaceId: string): Promise<Readiness> {
-  const rows = await db
+export async function readiness(deps: ComplianceDeps, workspaceId: string): Promise<Readiness> {
+  await ensureControls(deps, workspaceId);
+  const rows = await deps.db
     .selectFrom('controls')
     .select(['theme', 'status', (eb) => eb.fn.countAll<number>().as('count')])
     .where('workspace_id', '=', workspaceId)

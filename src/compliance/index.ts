@@ -25,7 +25,6 @@ export {
   listControls,
   Readiness,
   readiness,
-  seedControls,
   UpdateControlBody,
   updateControl,
 } from './controls.ts';

@@ -1,6 +1,5 @@
 import { purchaseActor, recordAuditEvent, SYSTEM_ACTOR } from '../audit/index.ts';
 import { PLANS, type PlanId, type TermLength, termEnd } from '../catalog/index.ts';
-import { seedControls } from '../compliance/index.ts';
 import { insertRow, type Param, preparedQuery } from '../db/prepared.ts';
 import type { Db, Tx } from '../db/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
@@ -107,7 +106,6 @@ export async function provisionWorkspace(
     });
   }
 
-  await seedControls(trx, workspaceId, now);
   await sendInvitation(
     trx,
     { workspaceId, workspaceName: input.name, plan: input.plan, termEndsAt: currentTerm?.endsAt ?? null },

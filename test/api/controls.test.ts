@@ -37,6 +37,42 @@ describe(`controls on ${testDialect}`, () => {
     );
   });
 
+  it('come with a workspace bought moments ago, whichever read uses it first, several at once', async (t) => {
+    const api = await startApiFixture(t);
+    const fresh = await api.createOrganization('Fresh');
+    const as = { key: fresh.key };
+    const [list, byReference, readiness, soa, again] = await Promise.all([
+      api.call('GET', '/controls?limit=200', as),
+      api.call('GET', '/controls/A.5.1', as),
+      api.call('GET', '/readiness', as),
+      api.call('GET', '/soa', as),
+      api.call('GET', '/controls?limit=200', as),
+    ]);
+    assert.deepEqual(
+      [list, byReference, readiness, soa, again].map((answer) => answer.status),
+      [200, 200, 200, 200, 200],
+    );
+    const ids = list.body.data.map((c: Control) => c.id);
+    assert.equal(ids.length, 93);
+    assert.deepEqual(
+      again.body.data.map((c: Control) => c.id),
+      ids,
+      'one set of controls, the one every first use saw',
+    );
+    assert.equal(byReference.body.id, ids[0]);
+    assert.equal(readiness.body.total, 93);
+    assert.deepEqual(
+      soa.body.controls.map((c: { reference: string }) => c.reference),
+      annexA.map((c) => `A.${c.id}`),
+    );
+    const patched = await api.call('PATCH', `/controls/${ids[1]}`, {
+      ...as,
+      json: { status: 'in_progress' },
+    });
+    assert.equal(patched.status, 200);
+    assert.equal((await api.call('GET', '/readiness', as)).body.by_status.in_progress, 1);
+  });
+
   it('search reference and title with q, case-insensitively and literally', async (t) => {
     const api = await startApiFixture(t);
     const search = async (q: string) =>

@@ -96,6 +96,31 @@ describe(`read caches across instances on ${testDialect}`, () => {
     assert.equal((await call(a.app, 'GET', '/controls?limit=5')).body.data[0].notes, 'reviewed');
   });
 
+  it('a workspace first used on two instances at once gets one set of 93 controls', async (t) => {
+    const { a, b, org, call } = await twoInstances(t);
+    const [listOnA, readinessOnB, againOnA, againOnB] = await Promise.all([
+      call(a.app, 'GET', '/controls?limit=200'),
+      call(b.app, 'GET', '/readiness'),
+      call(a.app, 'GET', '/controls?limit=200'),
+      call(b.app, 'GET', '/controls?limit=200'),
+    ]);
+    assert.deepEqual(
+      [listOnA, readinessOnB, againOnA, againOnB].map((use) => use.status),
+      [200, 200, 200, 200],
+    );
+    const ids = (use: typeof listOnA) => use.body.data.map((c: { id: string }) => c.id);
+    assert.equal(ids(listOnA).length, 93);
+    assert.deepEqual(ids(againOnA), ids(listOnA));
+    assert.deepEqual(ids(againOnB), ids(listOnA), 'both instances list the same controls');
+    assert.equal(readinessOnB.body.total, 93);
+    const stored = await a.database.db
+      .selectFrom('controls')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('workspace_id', '=', org.workspaceId)
+      .executeTakeFirstOrThrow();
+    assert.equal(Number(stored.count), 93);
+  });
+
   it('a control changed outside the API (another module, the CLI) is in the next list read', async (t) => {
     const { a, b, call, seen } = await twoInstances(t);
     const first = (await call(b.app, 'GET', '/controls?limit=1')).body.data[0];

@@ -172,6 +172,11 @@ describe(`the Statement of Applicability on ${testDialect}`, () => {
   it('lists an exclusion without a justification as a gap, and refuses approval until it is closed', async (t) => {
     const api = await startApiFixture(t);
     // The API refuses such an exclusion now; controls excluded before justifications existed have one.
+    assert.equal(
+      (await api.call('GET', '/controls/A.7.4')).status,
+      200,
+      'its first use gives the workspace its controls',
+    );
     await api.runtime.database.db
       .updateTable('controls')
       .set({ status: 'not_applicable', justification: null })

@@ -82,12 +82,9 @@ async function setup(): Promise<void> {
       { clock, baseUrl: 'http://svc.test' },
     ),
   );
-  const control = await db
-    .selectFrom('controls')
-    .select('id')
-    .where('workspace_id', '=', workspace.id)
-    .where('reference', '=', 'A.8.13')
-    .executeTakeFirstOrThrow();
+  const { getControl } = await import('../../src/compliance/index.ts');
+  const control = await getControl({ db, clock }, workspace.id, 'A.8.13');
+  if (!control) throw new Error('the workspace has no control A.8.13');
 
   const files = [
     ...Array.from({ length: LARGE_FILES }, (_, n) => ({

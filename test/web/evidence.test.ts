@@ -5,7 +5,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { evidenceBytesStored, listEvidence } from '../../src/compliance/index.ts';
+import { evidenceBytesStored, getControl, listEvidence } from '../../src/compliance/index.ts';
 import { multipartShapes } from '../fuzz/corpus.ts';
 import { testDialect } from '../helpers/database.ts';
 import { failingWrites, writeError } from '../helpers/evidence-stores.ts';
@@ -350,11 +350,12 @@ describe(`the Evidence pages on ${testDialect}`, () => {
     const id = url.split('/').at(-1);
     assert.equal((await client.get(`${otherPage}/evidence/${id}`)).status, 404);
     // Another workspace's id in our own workspace's addresses.
-    const foreign = await owner.fixture.runtime.database.db
-      .selectFrom('controls')
-      .select('id')
-      .where('workspace_id', '=', other.workspaceId)
-      .executeTakeFirstOrThrow();
+    const foreign = await getControl(
+      { db: owner.fixture.runtime.database.db, clock: owner.fixture.runtime.clock },
+      other.workspaceId,
+      'A.5.1',
+    );
+    assert.ok(foreign);
     assert.equal((await client.get(`${page}/controls/${foreign.id}`)).status, 404);
     assert.equal((await client.get(`${page}/evidence/evd_${'x'.repeat(20)}`)).status, 404);
     assert.equal((await client.get(`${page}/evidence/evd_${'x'.repeat(20)}/file`)).status, 404);

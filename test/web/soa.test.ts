@@ -21,6 +21,11 @@ describe(`the Statement of Applicability and treatment plan pages on ${testDiale
     const owner = await signedInOwner(t);
     const { client, page, fixture } = owner;
     // An exclusion from before justifications were required: the app no longer lets one be made.
+    assert.equal(
+      (await client.get(`${page}/controls/A.7.4`)).status,
+      200,
+      'the first use seeds the controls',
+    );
     await fixture.runtime.database.db
       .updateTable('controls')
       .set({ status: 'not_applicable', justification: null })
