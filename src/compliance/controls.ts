@@ -155,10 +155,11 @@ export async function ensureControls({ db, clock }: ComplianceDeps, workspaceId:
     await insertAnnexA(db, values);
   }
   if (db.isTransaction) return;
-  const remembered = known ?? new Set<string>();
+  // Read again after the awaits: another first use on this handle may have made the set meanwhile.
+  const remembered = seededWorkspaces.get(db) ?? new Set<string>();
+  seededWorkspaces.set(db, remembered);
   if (remembered.size >= SEEDED_REMEMBERED) remembered.clear();
   remembered.add(workspaceId);
-  seededWorkspaces.set(db, remembered);
 }
 
 type SeedValues = Record<string, string | number>;
