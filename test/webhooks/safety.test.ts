@@ -137,7 +137,9 @@ describe(`outbound safety of webhook attempts on ${testDialect}`, () => {
     const elapsed = Date.now() - started;
     const [, [attempt]] = await attemptsOf(hooks, hook.id);
     assert.equal(attempt?.status_code, null);
-    assert.match(attempt?.error ?? '', /^no complete answer within 1\d\d ms$/);
+    // What was left of the 400 ms once the 250 ms lookup was done; less on a loaded machine.
+    const left = Number(/^no complete answer within (\d+) ms$/.exec(attempt?.error ?? '')?.[1]);
+    assert.ok(left > 0 && left <= 150, `the answer was given ${left} ms: ${attempt?.error}`);
     assert.ok((attempt?.duration_ms ?? 0) >= 400, `duration ${attempt?.duration_ms} ms counts the lookup`);
     assert.ok(elapsed < 1_500, `the attempt took ${elapsed} ms`);
   });
