@@ -140,8 +140,8 @@ const seededWorkspaces = new WeakMap<Db, Set<string>>();
  * seeded, so a body naming a control id needs no seed to be checked.
  */
 export async function ensureControls({ db, clock }: ComplianceDeps, workspaceId: string): Promise<void> {
-  const known = db.isTransaction ? undefined : seededWorkspaces.get(db);
-  if (known?.has(workspaceId)) return;
+  const rememberable = !db.isTransaction;
+  if (rememberable && seededWorkspaces.get(db)?.has(workspaceId)) return;
   const seeded = await db
     .selectFrom('controls')
     .select('id')
@@ -154,8 +154,8 @@ export async function ensureControls({ db, clock }: ComplianceDeps, workspaceId:
     for (let position = 0; position < annexA.length; position++) values[`id${position}`] = newId('ctl', at);
     await insertAnnexA(db, values);
   }
-  if (db.isTransaction) return;
-  // Read again after the awaits: another first use on this handle may have made the set meanwhile.
+  if (!rememberable) return;
+  // Read after the awaits: another first use on this handle may have made the set meanwhile.
   const remembered = seededWorkspaces.get(db) ?? new Set<string>();
   seededWorkspaces.set(db, remembered);
   if (remembered.size >= SEEDED_REMEMBERED) remembered.clear();
