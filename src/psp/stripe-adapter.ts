@@ -45,6 +45,22 @@ function stripeSdk(): Promise<typeof Stripe> {
 }
 
 /**
+ * Makes an SDK request without the call-site stack the SDK captures for each one
+ * (`new Error().stack`, kept to decorate an error it may report later): on the purchase path that
+ * capture cost more CPU than the rest of the SDK's work for the charge. The charge's errors become
+ * outcomes here, and their stacks are never shown to anyone.
+ */
+function withoutCallSiteStack<T>(request: () => T): T {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return request();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
+/**
  * The PaymentProvider port over the provider's official SDK.
  *
  * The SDK retries connection errors, 409 and 5xx under the same idempotency key. Our key is
@@ -84,10 +100,13 @@ export function createStripeAdapter(options: StripeAdapterOptions): PaymentProvi
         metadata: request.metadata,
       } as unknown as Stripe.PaymentIntentCreateParams;
       try {
-        const intent = await (await connect()).paymentIntents.create(params, {
-          idempotencyKey: request.idempotencyKey,
-          apiVersion: options.apiVersion,
-        });
+        const stripe = await connect();
+        const intent = await withoutCallSiteStack(() =>
+          stripe.paymentIntents.create(params, {
+            idempotencyKey: request.idempotencyKey,
+            apiVersion: options.apiVersion,
+          }),
+        );
         return outcomeOf(intent);
       } catch (error) {
         return outcomeOfError(error, (await stripeSdk()).errors);
