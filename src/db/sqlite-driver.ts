@@ -134,8 +134,12 @@ export class GroupCommitDriver implements Driver {
     this.#startCheckpoints = startCheckpoints;
   }
 
-  /** Kysely starts a driver with its first statement: a handle never used starts no worker. */
+  /**
+   * Kysely starts a driver with its first statement: a handle never used starts no worker. From
+   * here on SQLite never waits for another connection's lock on its own; see `#statement`.
+   */
   async init(): Promise<void> {
+    this.#run('pragma busy_timeout = 0');
     this.#checkpoints = this.#startCheckpoints?.();
   }
 
@@ -250,12 +254,7 @@ export class GroupCommitDriver implements Driver {
   #tryOpenGroup(busy: BusyWait): Promise<void> | undefined {
     if (this.#busyPause) return this.#pauseOrGiveUp(busy);
     try {
-      this.#run('pragma busy_timeout = 0');
-      try {
-        this.#run('begin immediate');
-      } finally {
-        this.#run(`pragma busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
-      }
+      this.#run('begin immediate');
     } catch (error) {
       if (!isBusy(error)) throw error;
       this.#busyError = error;
@@ -357,7 +356,27 @@ export class GroupCommitDriver implements Driver {
     this.#database.prepare(sql).run([]);
   }
 
+  /**
+   * Runs `query`; one that met another connection's lock runs again with SQLite's own busy wait.
+   * That is rare: in WAL mode a read meets one only while another process recovers or removes the
+   * log, and DDL, pragmas and `vacuum into` run seldom. Writes never meet one, the group's
+   * transaction holds the write lock, and `begin immediate` itself never waits (`#tryOpenGroup`).
+   */
   #statement<R>(query: CompiledQuery): QueryResult<R> {
+    try {
+      return this.#statementOnce<R>(query);
+    } catch (error) {
+      if (!isBusy(error)) throw error;
+    }
+    this.#run(`pragma busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+    try {
+      return this.#statementOnce<R>(query);
+    } finally {
+      this.#run('pragma busy_timeout = 0');
+    }
+  }
+
+  #statementOnce<R>(query: CompiledQuery): QueryResult<R> {
     const statement = this.#database.prepare(query.sql);
     if (statement.reader) return { rows: statement.all(query.parameters) as R[] };
     const { changes, lastInsertRowid } = statement.run(query.parameters);

@@ -1,12 +1,14 @@
 // db-scope: sqlite
 
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Worker } from 'node:worker_threads';
 import { sql } from 'kysely';
 import { openDatabase } from '../../src/db/database.ts';
 import type { Db } from '../../src/db/schema.ts';
@@ -149,6 +151,28 @@ describe('SQLite group commit', () => {
     // A busy wait for the lock would hold the event loop, and with it the commit that frees it.
     await Promise.all([insert('a'), insertThroughSecond('b'), insert('c'), insertThroughSecond('d')]);
     assert.deepEqual(committed(), ['a', 'b', 'c', 'd']);
+  });
+
+  it("waits for another process's write lock in a statement that takes it outside a group (DDL)", async (t) => {
+    const { db, file } = await openNotes(t);
+    // A thread of its own stands in for the other process: it holds the lock while this one waits.
+    const holder = new Worker(
+      `const { DatabaseSync } = require('node:sqlite');
+       const { parentPort, workerData } = require('node:worker_threads');
+       const db = new DatabaseSync(workerData);
+       db.exec('begin immediate');
+       parentPort.postMessage('held');
+       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
+       db.exec('commit');
+       db.close();`,
+      { eval: true, workerData: file },
+    );
+    t.after(() => holder.terminate());
+    await once(holder, 'message');
+    await sql`create table later (id text)`.execute(db);
+    await sql`insert into later (id) values ('a')`.execute(db);
+    const rows = await sql<{ id: string }>`select id from later`.execute(db);
+    assert.deepEqual(rows.rows, [{ id: 'a' }]);
   });
 
   it('commits an open group before a statement that cannot run in a transaction (vacuum into)', async (t) => {
