@@ -33,6 +33,7 @@ import * as signingKeys from './migrations/0031_signing_keys.ts';
 import * as orderFollowers from './migrations/0032_order_followers.ts';
 import * as readsNotify from './migrations/0033_reads_notify.ts';
 import * as controlsVersionsDropped from './migrations/0034_controls_versions_dropped.ts';
+import * as lighterWriteIndexes from './migrations/0035_lighter_write_indexes.ts';
 
 /** The one ordered set of migrations, for both dialects. Append only; never edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -69,6 +70,7 @@ export const migrations: Record<string, Migration> = {
   '0032_order_followers': orderFollowers,
   '0033_reads_notify': readsNotify,
   '0034_controls_versions_dropped': controlsVersionsDropped,
+  '0035_lighter_write_indexes': lighterWriteIndexes,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on the untyped schema
