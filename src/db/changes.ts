@@ -125,13 +125,15 @@ export class SqliteChangeFeed implements ChangeFeed {
   #version = 0;
   #outside: number;
   #askedAt: number;
-  readonly #dataVersion: () => number;
+  readonly #dataVersion: () => number | undefined;
   readonly #now: () => number;
 
-  constructor(dataVersion: () => number, now: () => number = performance.now.bind(performance)) {
+  /** `dataVersion` answers undefined when it cannot be read now; nothing is served until it is. */
+  constructor(dataVersion: () => number | undefined, now: () => number = performance.now.bind(performance)) {
     this.#dataVersion = dataVersion;
     this.#now = now;
-    this.#outside = dataVersion();
+    // Unread, it differs from the first value read, which then moves the version: always safe.
+    this.#outside = dataVersion() ?? Number.NaN;
     this.#askedAt = now();
   }
 
@@ -139,11 +141,12 @@ export class SqliteChangeFeed implements ChangeFeed {
     this.#version++;
   }
 
-  version(): number {
+  version(): number | undefined {
     const now = this.#now();
     if (now - this.#askedAt >= SQLITE_OUTSIDE_WRITES_MS) {
-      this.#askedAt = now;
       const outside = this.#dataVersion();
+      if (outside === undefined) return undefined;
+      this.#askedAt = now;
       if (outside !== this.#outside) {
         this.#outside = outside;
         this.#version++;

@@ -88,7 +88,7 @@ interface BusyWait {
 }
 
 /** SQLITE_BUSY, in the primary code of `node:sqlite`'s (possibly extended) `errcode`. */
-function isBusy(error: unknown): boolean {
+export function isBusy(error: unknown): boolean {
   const code = (error as { errcode?: unknown }).errcode;
   return typeof code === 'number' && (code & 0xff) === 5;
 }
@@ -139,8 +139,8 @@ export class GroupCommitDriver implements Driver {
    * here on SQLite never waits for another connection's lock on its own; see `#statement`.
    */
   async init(): Promise<void> {
-    this.#run('pragma busy_timeout = 0');
     this.#checkpoints = this.#startCheckpoints?.();
+    this.#run('pragma busy_timeout = 0');
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
@@ -357,16 +357,19 @@ export class GroupCommitDriver implements Driver {
   }
 
   /**
-   * Runs `query`; one that met another connection's lock runs again with SQLite's own busy wait.
-   * That is rare: in WAL mode a read meets one only while another process recovers or removes the
-   * log, and DDL, pragmas and `vacuum into` run seldom. Writes never meet one, the group's
-   * transaction holds the write lock, and `begin immediate` itself never waits (`#tryOpenGroup`).
+   * Runs `query`; one that met another connection's lock outside a transaction runs again with
+   * SQLite's own busy wait. That is rare: in WAL mode a read meets one only while another process
+   * recovers or removes the log, and DDL and `vacuum into` run seldom. Writes never meet one, the
+   * group's transaction holds the write lock, and `begin immediate` itself never waits
+   * (`#tryOpenGroup`). Inside a transaction a busy statement is not run again: SQLite may have
+   * rolled the transaction back, and the retry would commit on its own.
    */
   #statement<R>(query: CompiledQuery): QueryResult<R> {
+    const inTransaction = this.#state.isTransaction;
     try {
       return this.#statementOnce<R>(query);
     } catch (error) {
-      if (!isBusy(error)) throw error;
+      if (inTransaction || !isBusy(error)) throw error;
     }
     this.#run(`pragma busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
     try {

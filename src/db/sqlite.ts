@@ -11,6 +11,7 @@ import {
 import { type Checkpoints, startCheckpoints } from './checkpoint.ts';
 import {
   GroupCommitDriver,
+  isBusy,
   SharedConnectionSqliteAdapter,
   SQLITE_BUSY_TIMEOUT_MS,
   type TransactionState,
@@ -116,9 +117,18 @@ export class NodeSqliteDialect extends SqliteDialect {
     this.#startCheckpoints = startCheckpoints;
   }
 
-  /** SQLite's `data_version`: it changes when another connection (another process) commits. */
-  dataVersion(): number {
-    return Number((this.#dataVersion.get() as unknown as SQLOutputValue[])[0]);
+  /**
+   * SQLite's `data_version`: it changes when another connection (another process) commits.
+   * Undefined while another connection's lock keeps it from being read (another process
+   * recovering the log): the busy timeout is 0 (`sqlite-driver.ts`), and this is asked on requests.
+   */
+  dataVersion(): number | undefined {
+    try {
+      return Number((this.#dataVersion.get() as unknown as SQLOutputValue[])[0]);
+    } catch (error) {
+      if (isBusy(error)) return undefined;
+      throw error;
+    }
   }
 
   override createDriver(): Driver {

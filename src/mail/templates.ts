@@ -37,6 +37,7 @@ const MONTHS = [
  * there ICU's formatting cost about 40 us of CPU, more than the rest of the mail.
  */
 export function longDate(date: Date): string {
+  if (Number.isNaN(date.getTime())) throw new RangeError('Invalid time value');
   return `${MONTHS[date.getUTCMonth()]} ${date.getUTCDate()}, ${date.getUTCFullYear()}`;
 }
 

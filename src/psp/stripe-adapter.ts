@@ -47,8 +47,9 @@ function stripeSdk(): Promise<typeof Stripe> {
 /**
  * Makes an SDK request without the call-site stack the SDK captures for each one
  * (`new Error().stack`, kept to decorate an error it may report later): on the purchase path that
- * capture cost more CPU than the rest of the SDK's work for the charge. The charge's errors become
- * outcomes here, and their stacks are never shown to anyone.
+ * capture cost more CPU than the rest of the SDK's work for the charge. The provider's answers,
+ * errors included, become outcomes here and no stack of theirs is shown; only an error the SDK
+ * itself throws before it sends (a bug) loses its stack.
  */
 function withoutCallSiteStack<T>(request: () => T): T {
   const limit = Error.stackTraceLimit;

@@ -15,6 +15,10 @@ describe('mail dates', () => {
     }
   });
 
+  it('refuse an invalid date, as Intl does, rather than mail "undefined NaN, NaN"', () => {
+    assert.throws(() => longDate(new Date(Number.NaN)), RangeError);
+  });
+
   it('put the term end and the link expiry of an owner invitation in UTC', () => {
     const mail = renderOwnerInvitation({
       workspaceName: 'Acme',
