@@ -14,7 +14,7 @@ import type { SchemaCatalog } from '../catalog.ts';
 import { type ApiDeps, type ApiScope, IdParams } from '../context.ts';
 import { responses, sendComplianceError, sendNotFound } from '../errors.ts';
 import { answerList, asksForCsv } from '../lists.ts';
-import { PageCache, sendJsonText } from '../page-cache.ts';
+import { PageCache, sendJson } from '../page-cache.ts';
 import { listQuery, pageOf } from '../pagination.ts';
 
 const tags = ['Controls'];
@@ -37,21 +37,26 @@ export function controlRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatal
         response: responses({ 200: pageOf(Control) }),
       },
     },
-    async (request, reply) => {
+    (request, reply) => {
       // The version first: the page read after it is at least as new, so it may be kept under it.
       const workspaceId = workspaceOf(request);
       const version = readsVersion(deps.db);
       const key = `${workspaceId} ${request.url}`;
       const kept = version === undefined || asksForCsv(request) ? undefined : pages.get(key, version);
-      if (kept !== undefined) return sendJsonText(reply, kept);
-      const answer = await answerList(request, reply, 'controls', request.query, (id, filter, page) =>
+      if (kept !== undefined) {
+        // Sent at once, without a promise: it would cost a turn of the microtask queue.
+        sendJson(reply, kept);
+        return;
+      }
+      return answerList(request, reply, 'controls', request.query, (id, filter, page) =>
         listControls(deps, id, filter, page),
-      );
-      if (answer === undefined) return reply;
-      // The page is built field by field from the Control schema, so it is serialized as it is.
-      const body = JSON.stringify(answer);
-      if (version !== undefined) pages.set(key, version, body);
-      return sendJsonText(reply, body);
+      ).then((answer) => {
+        // Undefined when answerList has answered (a CSV file, or a cursor it refused).
+        if (answer === undefined) return;
+        // The page is built field by field from the Control schema, so it is serialized as it is.
+        const body = JSON.stringify(answer);
+        sendJson(reply, version === undefined ? body : pages.set(key, version, body));
+      });
     },
   );
 
