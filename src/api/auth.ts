@@ -5,6 +5,7 @@ import { upgradeUrl } from '../catalog/index.ts';
 import type { Db } from '../db/schema.ts';
 import { problem, sendProblem } from '../http/problem.ts';
 import type { Clock } from '../shared/clock.ts';
+import { andThen, type MaybePromise } from '../shared/maybe-promise.ts';
 import { PRINCIPAL_HANDLE_HEADER, takePrincipal } from './principal-handles.ts';
 
 declare module 'fastify' {
@@ -47,12 +48,15 @@ const ANSWERS = {
   expired: 'The API key has expired.',
 } as const;
 
-/** Authenticates the request, or answers 401; the answer never echoes the key. */
-export async function authenticate(
+/**
+ * Authenticates the request, or answers 401; the answer never echoes the key. A key verified a
+ * moment ago is answered at once (see authenticateApiKey).
+ */
+export function authenticate(
   deps: { db: Db; clock: Clock },
   request: FastifyRequest,
   reply: FastifyReply,
-): Promise<FastifyReply | undefined> {
+): MaybePromise<FastifyReply | undefined> {
   const handle = request.headers[PRINCIPAL_HANDLE_HEADER];
   if (handle !== undefined) {
     const principal = typeof handle === 'string' ? takePrincipal(handle) : undefined;
@@ -62,10 +66,11 @@ export async function authenticate(
   }
   const key = presentedKey(request);
   if (key === undefined || key === '') return unauthorized(request, reply, 'missing');
-  const result = await authenticateApiKey(deps.db, deps.clock, key);
-  if (!result.ok) return unauthorized(request, reply, result.error);
-  request.principal = result.value;
-  return undefined;
+  return andThen(authenticateApiKey(deps.db, deps.clock, key), (result) => {
+    if (!result.ok) return unauthorized(request, reply, result.error);
+    request.principal = result.value;
+    return undefined;
+  });
 }
 
 /** A principal limited to reading (an MCP client given read-only consent) may only GET. */

@@ -1,10 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { PLAN_ENTITLEMENTS, type PlanId } from '../catalog/index.ts';
 import { sendServiceError } from '../http/errors.ts';
 import { PROBLEM_ERRORS, ProblemSchema } from '../http/problem.ts';
 import { type RateLimiter, type RateLimitVerdict, setRateLimitHeaders } from '../http/rate-limit.ts';
+import { andThen, type MaybePromise } from '../shared/maybe-promise.ts';
 import { authenticate, decorateApiRequests } from './auth.ts';
 import { SchemaCatalog } from './catalog.ts';
 import type { ApiDeps, ApiScope } from './context.ts';
@@ -136,24 +137,43 @@ function applyLimitsAndAuthentication(scope: FastifyInstance, deps: ApiDeps): vo
       deps.config.api.perKeyMax,
       Math.max(1, Math.ceil((PLAN_ENTITLEMENTS[plan ?? 'free'].apiRequestsPerMinute * windowMs) / 60_000)),
     );
-  const tooMany = (verdict: RateLimitVerdict, counted: 'address' | 'API key') => ({ verdict, counted });
 
-  scope.addHook('onRequest', async (request, reply) => {
-    let limited = tooMany(await perIp.hit(request.ip), 'address');
-    if (limited.verdict.allowed) {
-      if (request.routeOptions.config.public) return;
-      const refused = await authenticate(deps, request, reply);
-      if (refused) return refused;
-      const verdict = await perKey.hit(`${request.principal?.keyId}`, perKeyMax(request.principal?.plan));
-      setRateLimitHeaders(reply, verdict);
-      limited = tooMany(verdict, 'API key');
-      if (verdict.allowed) return;
-    }
-    setRateLimitHeaders(reply, limited.verdict);
+  const refuse = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    verdict: RateLimitVerdict,
+    counted: 'address' | 'API key',
+  ) => {
+    setRateLimitHeaders(reply, verdict);
     return sendServiceError(request, reply, PROBLEM_ERRORS, {
       code: 'rate_limited',
-      retryAfterSeconds: limited.verdict.resetSeconds,
-      counted: limited.counted,
+      retryAfterSeconds: verdict.resetSeconds,
+      counted,
     });
+  };
+  /** The reply sent when the request is refused, else undefined. */
+  const admit = (request: FastifyRequest, reply: FastifyReply): MaybePromise<FastifyReply | undefined> =>
+    andThen(perIp.hit(request.ip), (byAddress) => {
+      if (!byAddress.allowed) return refuse(request, reply, byAddress, 'address');
+      if (request.routeOptions.config.public) return undefined;
+      return andThen(authenticate(deps, request, reply), (refused) => {
+        if (refused) return refused;
+        const { keyId, plan } = request.principal ?? {};
+        return andThen(perKey.hit(`${keyId}`, perKeyMax(plan)), (byKey) => {
+          if (!byKey.allowed) return refuse(request, reply, byKey, 'API key');
+          setRateLimitHeaders(reply, byKey);
+          return undefined;
+        });
+      });
+    });
+  // A callback, not async: with limits counted in this process and the key verified a moment ago,
+  // every step answers at once, and the promises would cost more than the steps.
+  scope.addHook('onRequest', (request, reply, done) => {
+    const admitted = admit(request, reply);
+    if (admitted instanceof Promise) {
+      admitted.then((refused) => {
+        if (refused === undefined) done();
+      }, done);
+    } else if (admitted === undefined) done();
   });
 }

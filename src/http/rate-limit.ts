@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Clock } from '../shared/clock.ts';
+import type { MaybePromise } from '../shared/maybe-promise.ts';
 import { type ErrorSurface, sendServiceError } from './errors.ts';
 
 /** The state of one counter after a request was counted. */
@@ -13,10 +14,11 @@ export interface RateLimitVerdict {
 
 /**
  * Counts requests per key in fixed windows; `hit` counts one more and says whether it is allowed
- * (under `max` when given, e.g. the rate of the key's plan, else the limiter's own).
+ * (under `max` when given, e.g. the rate of the key's plan, else the limiter's own). Counted in
+ * this process, the verdict is there at once; counted in Redis, it is a promise.
  */
 export interface RateLimiter {
-  hit(key: string, max?: number): Promise<RateLimitVerdict>;
+  hit(key: string, max?: number): MaybePromise<RateLimitVerdict>;
 }
 
 export interface RateLimit {
@@ -59,7 +61,7 @@ export function createMemoryRateLimiter(limit: RateLimit, clock: Clock): RateLim
   const windows = new Map<string, { index: number; count: number }>();
   let sweptIndex = Number.NEGATIVE_INFINITY;
   return {
-    async hit(key, max = limit.max) {
+    hit(key, max = limit.max) {
       const now = clock.now().getTime();
       const window = windowAt(now, limit.windowMs);
       if (window.index !== sweptIndex) {

@@ -2,6 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { startApiFixture } from '../helpers/api.ts';
 import { testDialect } from '../helpers/database.ts';
 
@@ -74,5 +75,22 @@ describe(`REST API rate limits on ${testDialect}`, () => {
     assert.equal((await acp()).status, 429);
     clock.advance(60_000);
     assert.equal((await acp()).status, 404, 'the checkout surface starts afresh too');
+  });
+
+  it('answer 500 when a key cannot be looked up, and go on answering keys verified a moment ago', async (t) => {
+    const api = await startApiFixture(t);
+    assert.equal((await api.call('GET', '/me')).status, 200);
+    const unverified = await api.createOrganization('Other');
+    const db = api.runtime.database.db;
+    await sql`alter table api_keys rename to api_keys_away`.execute(db);
+    try {
+      const failed = await api.call('GET', '/me', { key: unverified.key });
+      assert.deepEqual([failed.status, failed.body.code], [500, 'internal_error']);
+      assert.match(failed.headers.get('content-type') ?? '', /^application\/problem\+json/);
+      assert.equal((await api.call('GET', '/me')).status, 200, 'a key verified before answers from memory');
+    } finally {
+      await sql`alter table api_keys_away rename to api_keys`.execute(db);
+    }
+    assert.equal((await api.call('GET', '/me', { key: unverified.key })).status, 200);
   });
 });
