@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { PLAN_ENTITLEMENTS, type PlanId } from '../catalog/index.ts';
 import { sendServiceError } from '../http/errors.ts';
+import { gate } from '../http/gate.ts';
 import { PROBLEM_ERRORS, ProblemSchema } from '../http/problem.ts';
 import { type RateLimiter, type RateLimitVerdict, setRateLimitHeaders } from '../http/rate-limit.ts';
 import { andThen, type MaybePromise } from '../shared/maybe-promise.ts';
@@ -166,14 +167,5 @@ function applyLimitsAndAuthentication(scope: FastifyInstance, deps: ApiDeps): vo
         });
       });
     });
-  // A callback, not async: with limits counted in this process and the key verified a moment ago,
-  // every step answers at once, and the promises would cost more than the steps.
-  scope.addHook('onRequest', (request, reply, done) => {
-    const admitted = admit(request, reply);
-    if (admitted instanceof Promise) {
-      admitted.then((refused) => {
-        if (refused === undefined) done();
-      }, done);
-    } else if (admitted === undefined) done();
-  });
+  scope.addHook('onRequest', gate(admit));
 }

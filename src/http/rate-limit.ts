@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Clock } from '../shared/clock.ts';
-import type { MaybePromise } from '../shared/maybe-promise.ts';
+import { andThen, type MaybePromise } from '../shared/maybe-promise.ts';
 import { type ErrorSurface, sendServiceError } from './errors.ts';
+import { gate } from './gate.ts';
 
 /** The state of one counter after a request was counted. */
 export interface RateLimitVerdict {
@@ -101,14 +102,18 @@ export function applyRateLimit(
   name: string,
   surface: ErrorSurface,
 ): void {
-  scope.addHook('onRequest', async (request, reply) => {
-    const verdict = await limiter.hit(`${name}:${request.ip}`);
-    if (verdict.allowed) return;
-    const refusal = {
-      code: 'rate_limited',
-      retryAfterSeconds: verdict.resetSeconds,
-      counted: 'address',
-    } as const;
-    return sendServiceError(request, reply, surface, refusal);
-  });
+  scope.addHook(
+    'onRequest',
+    gate((request, reply) =>
+      andThen(limiter.hit(`${name}:${request.ip}`), (verdict) =>
+        verdict.allowed
+          ? undefined
+          : sendServiceError(request, reply, surface, {
+              code: 'rate_limited',
+              retryAfterSeconds: verdict.resetSeconds,
+              counted: 'address',
+            }),
+      ),
+    ),
+  );
 }
