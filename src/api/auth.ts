@@ -49,34 +49,38 @@ const ANSWERS = {
 } as const;
 
 /**
- * Authenticates the request, or answers 401; the answer never echoes the key. A key verified a
- * moment ago is answered at once (see authenticateApiKey).
+ * Authenticates the request: true once it has its principal, false once it has been answered
+ * (401, or 403 for a read-only principal's write); the answer never echoes the key. A key verified
+ * a moment ago is answered at once (see authenticateApiKey).
  */
 export function authenticate(
   deps: { db: Db; clock: Clock },
   request: FastifyRequest,
   reply: FastifyReply,
-): MaybePromise<FastifyReply | undefined> {
+): MaybePromise<boolean> {
   const handle = request.headers[PRINCIPAL_HANDLE_HEADER];
   if (handle !== undefined) {
     const principal = typeof handle === 'string' ? takePrincipal(handle) : undefined;
     if (!principal) return unauthorized(request, reply, 'invalid');
     request.principal = principal;
-    return refusedWrite(request, reply);
+    return withinScope(request, reply);
   }
   const key = presentedKey(request);
   if (key === undefined || key === '') return unauthorized(request, reply, 'missing');
   return andThen(authenticateApiKey(deps.db, deps.clock, key), (result) => {
     if (!result.ok) return unauthorized(request, reply, result.error);
     request.principal = result.value;
-    return undefined;
+    return true;
   });
 }
 
-/** A principal limited to reading (an MCP client given read-only consent) may only GET. */
-function refusedWrite(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
-  if (!request.principal?.readOnly || request.method === 'GET' || request.method === 'HEAD') return undefined;
-  return sendProblem(
+/**
+ * A principal limited to reading (an MCP client given read-only consent) may only GET: true when
+ * the request is within its scope, false once it has been refused.
+ */
+function withinScope(request: FastifyRequest, reply: FastifyReply): boolean {
+  if (!request.principal?.readOnly || request.method === 'GET' || request.method === 'HEAD') return true;
+  sendProblem(
     reply,
     problem(
       request,
@@ -85,15 +89,14 @@ function refusedWrite(request: FastifyRequest, reply: FastifyReply): FastifyRepl
       'This client was given read-only access to the workspace. Ask the workspace owner to connect it again with read and write access.',
     ),
   );
+  return false;
 }
 
-function unauthorized(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  reason: keyof typeof ANSWERS,
-): FastifyReply {
+/** Answers 401: false, the request goes no further. */
+function unauthorized(request: FastifyRequest, reply: FastifyReply, reason: keyof typeof ANSWERS): false {
   reply.header('www-authenticate', 'Bearer realm="api"');
-  return sendProblem(reply, problem(request, 401, `api_key_${reason}`, ANSWERS[reason]));
+  sendProblem(reply, problem(request, 401, `api_key_${reason}`, ANSWERS[reason]));
+  return false;
 }
 
 /** The workspace a request is confined to. */

@@ -2,10 +2,14 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { PLAN_ENTITLEMENTS, type PlanId } from '../catalog/index.ts';
-import { sendServiceError } from '../http/errors.ts';
 import { gate } from '../http/gate.ts';
 import { PROBLEM_ERRORS, ProblemSchema } from '../http/problem.ts';
-import { type RateLimiter, type RateLimitVerdict, setRateLimitHeaders } from '../http/rate-limit.ts';
+import {
+  type RateLimiter,
+  type RateLimitVerdict,
+  sendRateLimited,
+  setRateLimitHeaders,
+} from '../http/rate-limit.ts';
 import { andThen, type MaybePromise } from '../shared/maybe-promise.ts';
 import { authenticate, decorateApiRequests } from './auth.ts';
 import { SchemaCatalog } from './catalog.ts';
@@ -146,24 +150,20 @@ function applyLimitsAndAuthentication(scope: FastifyInstance, deps: ApiDeps): vo
     counted: 'address' | 'API key',
   ) => {
     setRateLimitHeaders(reply, verdict);
-    return sendServiceError(request, reply, PROBLEM_ERRORS, {
-      code: 'rate_limited',
-      retryAfterSeconds: verdict.resetSeconds,
-      counted,
-    });
+    sendRateLimited(request, reply, PROBLEM_ERRORS, verdict, counted);
+    return false;
   };
-  /** The reply sent when the request is refused, else undefined. */
-  const admit = (request: FastifyRequest, reply: FastifyReply): MaybePromise<FastifyReply | undefined> =>
+  const admit = (request: FastifyRequest, reply: FastifyReply): MaybePromise<boolean> =>
     andThen(perIp.hit(request.ip), (byAddress) => {
       if (!byAddress.allowed) return refuse(request, reply, byAddress, 'address');
-      if (request.routeOptions.config.public) return undefined;
-      return andThen(authenticate(deps, request, reply), (refused) => {
-        if (refused) return refused;
+      if (request.routeOptions.config.public) return true;
+      return andThen(authenticate(deps, request, reply), (authenticated) => {
+        if (!authenticated) return false;
         const { keyId, plan } = request.principal ?? {};
         return andThen(perKey.hit(`${keyId}`, perKeyMax(plan)), (byKey) => {
           if (!byKey.allowed) return refuse(request, reply, byKey, 'API key');
           setRateLimitHeaders(reply, byKey);
-          return undefined;
+          return true;
         });
       });
     });

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../shared/clock.ts';
 import { andThen, type MaybePromise } from '../shared/maybe-promise.ts';
 import { type ErrorSurface, sendServiceError } from './errors.ts';
@@ -95,6 +95,21 @@ export function setRateLimitHeaders(reply: FastifyReply, verdict: RateLimitVerdi
   reply.header('ratelimit-reset', String(verdict.resetSeconds));
 }
 
+/** Answers a request over a limit: 429 in the surface's format, with Retry-After. */
+export function sendRateLimited(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  surface: ErrorSurface,
+  verdict: RateLimitVerdict,
+  counted: 'address' | 'API key',
+): FastifyReply {
+  return sendServiceError(request, reply, surface, {
+    code: 'rate_limited',
+    retryAfterSeconds: verdict.resetSeconds,
+    counted,
+  });
+}
+
 /** Limits every route of `scope` per client IP; a refusal is a 429 in the surface's own format. */
 export function applyRateLimit(
   scope: FastifyInstance,
@@ -105,15 +120,11 @@ export function applyRateLimit(
   scope.addHook(
     'onRequest',
     gate((request, reply) =>
-      andThen(limiter.hit(`${name}:${request.ip}`), (verdict) =>
-        verdict.allowed
-          ? undefined
-          : sendServiceError(request, reply, surface, {
-              code: 'rate_limited',
-              retryAfterSeconds: verdict.resetSeconds,
-              counted: 'address',
-            }),
-      ),
+      andThen(limiter.hit(`${name}:${request.ip}`), (verdict) => {
+        if (verdict.allowed) return true;
+        sendRateLimited(request, reply, surface, verdict, 'address');
+        return false;
+      }),
     ),
   );
 }

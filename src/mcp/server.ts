@@ -133,17 +133,22 @@ function serverFor(
   return server;
 }
 
-/** The caller, or the 401 the MCP authorization spec asks for (naming the resource's metadata). */
+/**
+ * The caller, or undefined once the request has been answered with the 401 the MCP authorization
+ * spec asks for (naming the resource's metadata). Never the sent reply: a reply is a thenable, and
+ * an async function answering one settles with nothing.
+ */
 async function authenticate(
   deps: McpDeps,
   request: FastifyRequest,
   reply: FastifyReply,
-): Promise<Principal | FastifyReply> {
+): Promise<Principal | undefined> {
   const challenge = (error?: string) =>
     `Bearer resource_metadata="${protectedResourceMetadataUrl(deps.config.baseUrl)}"${error ? `, error="${error}"` : ''}`;
   const refuse = (code: string, detail: string, error?: string) => {
     reply.header('www-authenticate', challenge(error));
-    return sendProblem(reply, problem(request, 401, code, detail));
+    sendProblem(reply, problem(request, 401, code, detail));
+    return undefined;
   };
   const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
   const token = match?.[1];
@@ -238,7 +243,7 @@ export async function mcpEndpoint(scope: FastifyInstance, deps: McpDeps): Promis
         );
       }
       const principal = await authenticate(deps, request, reply);
-      if (!('workspaceId' in principal)) return principal;
+      if (!principal) return reply;
       const caller: Caller = { principal, ip: request.ip, userAgent: request.headers['user-agent'] };
       const headers = new Headers();
       for (const [name, value] of Object.entries(request.headers)) {

@@ -1,8 +1,11 @@
 // db-scope: both
 
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
+import pino from 'pino';
+import { loggerOptions } from '../../src/http/logging.ts';
 import { startApiFixture } from '../helpers/api.ts';
 import { testDialect } from '../helpers/database.ts';
 
@@ -92,5 +95,33 @@ describe(`REST API rate limits on ${testDialect}`, () => {
       await sql`alter table api_keys_away rename to api_keys`.execute(db);
     }
     assert.equal((await api.call('GET', '/me', { key: unverified.key })).status, 200);
+  });
+
+  it('answer a revoked key with a 401 alone: nothing counted for it, nothing logged as wrong', async (t) => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(...String(chunk).trim().split('\n'));
+        done();
+      },
+    });
+    const api = await startApiFixture(t, {
+      env: { API_RATE_LIMIT_PER_KEY: '1' },
+      logger: pino(loggerOptions('info'), sink),
+    });
+    const revoked = await api.createOrganization('Revoked');
+    await api.runtime.database.db
+      .updateTable('api_keys')
+      .set({ revoked_at: api.runtime.clock.now().getTime() })
+      .where('id', '=', revoked.keyId)
+      .execute();
+    for (let i = 0; i < 3; i++) {
+      const refused = await api.call('GET', '/me', { key: revoked.key });
+      assert.deepEqual([refused.status, refused.body.code], [401, 'api_key_revoked']);
+      assert.equal(refused.headers.get('ratelimit-limit'), null, 'no key, so no per-key budget');
+    }
+    assert.equal((await api.call('GET', '/me')).status, 200);
+    const wrong = lines.filter((line) => JSON.parse(line).level >= 40);
+    assert.deepEqual(wrong, []);
   });
 });

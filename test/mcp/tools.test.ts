@@ -3,10 +3,13 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import pino from 'pino';
+import { loggerOptions } from '../../src/http/logging.ts';
 import { startApiFixture } from '../helpers/api.ts';
 import { answerOf, type Json, readJson } from './helpers.ts';
 
@@ -253,7 +256,14 @@ test('plan rate limits apply to tool calls as to the REST API, per key', async (
 });
 
 test('the endpoint asks for credentials and refuses bad ones without a 500', async (t) => {
-  const api = await startApiFixture(t);
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(...String(chunk).trim().split('\n'));
+      done();
+    },
+  });
+  const api = await startApiFixture(t, { logger: pino(loggerOptions('info'), sink) });
   const post = (headers: Record<string, string>, body: string) =>
     fetch(`${api.url}/mcp`, {
       method: 'POST',
@@ -303,4 +313,6 @@ test('the endpoint asks for credentials and refuses bad ones without a 500', asy
     const response = await post({ authorization: `Bearer ${api.org.key}` }, body);
     assert.ok(response.status < 500, `${body}: ${response.status}`);
   }
+  const errors = lines.filter((line) => JSON.parse(line).level >= 50);
+  assert.deepEqual(errors, [], 'a refusal is an answer, not an error of the service');
 });

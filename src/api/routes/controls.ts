@@ -48,15 +48,18 @@ export function controlRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatal
         sendJson(reply, kept);
         return;
       }
-      return answerList(request, reply, 'controls', request.query, (id, filter, page) =>
-        listControls(deps, id, filter, page),
-      ).then((answer) => {
+      // Async, answering the reply: Fastify then waits until it has been sent.
+      const readAndKeep = async () => {
+        const answer = await answerList(request, reply, 'controls', request.query, (id, filter, page) =>
+          listControls(deps, id, filter, page),
+        );
         // Undefined when answerList has answered (a CSV file, or a cursor it refused).
-        if (answer === undefined) return;
+        if (answer === undefined) return reply;
         // The page is built field by field from the Control schema, so it is serialized as it is.
         const body = JSON.stringify(answer);
-        sendJson(reply, version === undefined ? body : pages.set(key, version, body));
-      });
+        return sendJson(reply, version === undefined ? body : pages.set(key, version, body));
+      };
+      return readAndKeep();
     },
   );
 

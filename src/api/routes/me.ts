@@ -128,10 +128,13 @@ export function meRoutes(app: ApiScope, deps: ApiDeps, catalog: SchemaCatalog): 
         sendJson(reply, kept);
         return;
       }
-      // Built field by field in the schema's order, so it is serialized as it is.
-      return meOf(deps, request).then((me) => {
-        sendJson(reply, answers.set(key, version, JSON.stringify(me)));
-      });
+      // Async, answering the reply: Fastify then waits until it has been sent.
+      const readAndKeep = async () => {
+        // Built field by field in the schema's order, so it is serialized as it is.
+        const body = JSON.stringify(await meOf(deps, request));
+        return sendJson(reply, answers.set(key, version, body));
+      };
+      return readAndKeep();
     },
   );
   app.patch(
