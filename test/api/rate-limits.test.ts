@@ -1,13 +1,11 @@
 // db-scope: both
 
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
-import pino from 'pino';
-import { loggerOptions } from '../../src/http/logging.ts';
 import { startApiFixture } from '../helpers/api.ts';
 import { testDialect } from '../helpers/database.ts';
+import { capturedLogger } from '../helpers/logs.ts';
 
 describe(`REST API rate limits on ${testDialect}`, () => {
   it('limit each key, with RateLimit headers on every answer and 429 + Retry-After past the limit', async (t) => {
@@ -98,16 +96,10 @@ describe(`REST API rate limits on ${testDialect}`, () => {
   });
 
   it('answer a revoked key with a 401 alone: nothing counted for it, nothing logged as wrong', async (t) => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(...String(chunk).trim().split('\n'));
-        done();
-      },
-    });
+    const { logger, lines } = capturedLogger('info');
     const api = await startApiFixture(t, {
       env: { API_RATE_LIMIT_PER_KEY: '1' },
-      logger: pino(loggerOptions('info'), sink),
+      logger,
     });
     const revoked = await api.createOrganization('Revoked');
     await api.runtime.database.db

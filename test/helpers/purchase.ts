@@ -1,8 +1,5 @@
-import { Writable } from 'node:stream';
 import type { TestContext } from 'node:test';
-import pino from 'pino';
 import { loadConfig } from '../../src/config.ts';
-import { loggerOptions } from '../../src/http/logging.ts';
 import { createSmtpTransport } from '../../src/mail/index.ts';
 import { createStripeAdapter } from '../../src/psp/index.ts';
 import { type RunningPspSandbox, startPspSandbox } from '../../src/psp/sandbox/main.ts';
@@ -15,6 +12,7 @@ import {
 import { createRuntime, type Runtime } from '../../src/runtime.ts';
 import { ManualClock } from '../../src/shared/clock.ts';
 import type { TestDatabase } from './database.ts';
+import { capturedLogger } from './logs.ts';
 import { startTestRuntime, type TestRuntime } from './runtime.ts';
 import { startTestSmtpServer, type TestSmtpServer } from './smtp.ts';
 
@@ -69,13 +67,7 @@ export async function startPurchaseFixture(
     pspEventsTo?: string;
   } = {},
 ): Promise<PurchaseFixture> {
-  const logs: string[] = [];
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      logs.push(...String(chunk).trim().split('\n'));
-      done();
-    },
-  });
+  const { logger: capturing, lines: logs } = capturedLogger('trace');
   const clock = new ManualClock('2026-03-01T12:00:00.000Z');
   const sandbox = await startPspSandbox({
     secretKey: SANDBOX_KEY,
@@ -103,7 +95,7 @@ export async function startPurchaseFixture(
     }),
     failpoints: options.failpoints,
     database: options.database,
-    logger: options.captureLogs ? pino(loggerOptions('trace'), sink) : undefined,
+    logger: options.captureLogs ? capturing : undefined,
   });
 
   return {

@@ -1,14 +1,12 @@
 // db-scope: both
 
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
-import pino from 'pino';
 import { loadConfig } from '../../src/config.ts';
-import { loggerOptions } from '../../src/http/logging.ts';
 import { createRuntime } from '../../src/runtime.ts';
 import { ManualClock } from '../../src/shared/clock.ts';
 import { createTestDatabase } from '../helpers/database.ts';
+import { capturedLogger } from '../helpers/logs.ts';
 import { startTestRuntime } from '../helpers/runtime.ts';
 
 describe('HTTP basics', () => {
@@ -86,20 +84,14 @@ describe('HTTP basics', () => {
   });
 
   it('logs JSON lines with route patterns and redacted secrets, never raw URLs', async (t) => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(...String(chunk).trim().split('\n'));
-        done();
-      },
-    });
+    const { logger, lines } = capturedLogger('info');
     const database = await createTestDatabase();
     t.after(() => database.close());
     const config = loadConfig({ NODE_ENV: 'test' });
     const runtime = await createRuntime(config, {
       clock: new ManualClock(),
       database,
-      logger: pino(loggerOptions('info'), sink),
+      logger,
     });
     t.after(() => runtime.close());
     runtime.app.get('/probe/:secret', async (request) => {

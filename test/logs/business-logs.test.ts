@@ -1,14 +1,12 @@
 // db-scope: both
 
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
-import pino from 'pino';
-import { loggerOptions } from '../../src/http/logging.ts';
 import { purchase } from '../../src/purchase/index.ts';
 import { DAY_MS, ManualClock } from '../../src/shared/clock.ts';
 import { maskEmail, maskEmailsIn } from '../../src/shared/redact.ts';
 import { testDialect } from '../helpers/database.ts';
+import { capturedLogger } from '../helpers/logs.ts';
 import { purchaseRequest, startPurchaseFixture } from '../helpers/purchase.ts';
 import { startWebhookFixture } from '../webhooks/fixture.ts';
 
@@ -114,15 +112,9 @@ describe(`business log lines on ${testDialect}`, () => {
   });
 
   it('say which webhook endpoint is failing, attempt by attempt, and when it was disabled', async (t) => {
-    const logs: string[] = [];
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        logs.push(...String(chunk).trim().split('\n'));
-        done();
-      },
-    });
+    const { logger, lines: logs } = capturedLogger('info');
     const clock = new ManualClock('2026-03-01T12:00:00.000Z');
-    const hooks = await startWebhookFixture(t, { clock, logger: pino(loggerOptions('info'), sink) });
+    const hooks = await startWebhookFixture(t, { clock, logger });
     const { id: subscriptionId } = await hooks.subscribe(['task.created']);
     hooks.receiver.answer((_request, index) => ({ status: index === 0 ? 503 : 410 }));
     const created = await hooks.api.call('POST', '/tasks', { json: { title: 'Review access rights' } });

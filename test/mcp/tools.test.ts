@@ -3,14 +3,12 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import pino from 'pino';
-import { loggerOptions } from '../../src/http/logging.ts';
 import { startApiFixture } from '../helpers/api.ts';
+import { capturedLogger } from '../helpers/logs.ts';
 import { answerOf, type Json, readJson } from './helpers.ts';
 
 /** The 2.x client negotiates the 2026-07-28 protocol when the server offers it (its default is the 2025 handshake). */
@@ -256,14 +254,8 @@ test('plan rate limits apply to tool calls as to the REST API, per key', async (
 });
 
 test('the endpoint asks for credentials and refuses bad ones without a 500', async (t) => {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(...String(chunk).trim().split('\n'));
-      done();
-    },
-  });
-  const api = await startApiFixture(t, { logger: pino(loggerOptions('info'), sink) });
+  const { logger, lines } = capturedLogger('info');
+  const api = await startApiFixture(t, { logger });
   const post = (headers: Record<string, string>, body: string) =>
     fetch(`${api.url}/mcp`, {
       method: 'POST',
