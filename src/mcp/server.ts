@@ -8,7 +8,8 @@ import type {
 } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authenticateApiKey, isWellFormedApiKey, type Principal } from '../api-keys/index.ts';
-import { problem, sendProblem } from '../http/problem.ts';
+import { PROBLEM_ERRORS, problem, sendProblem } from '../http/problem.ts';
+import { sendRateLimited } from '../http/rate-limit.ts';
 import { mcpResourceOf, protectedResourceMetadataUrl, verifyAccessToken } from '../oauth/index.ts';
 import { type Caller, runRoute, ToolInputError } from './calls.ts';
 import type { McpDeps } from './context.ts';
@@ -235,13 +236,7 @@ export async function mcpEndpoint(scope: FastifyInstance, deps: McpDeps): Promis
     bodyLimit,
     handler: async (request, reply) => {
       const verdict = await perIp.hit(request.ip);
-      if (!verdict.allowed) {
-        reply.header('retry-after', String(verdict.resetSeconds));
-        return sendProblem(
-          reply,
-          problem(request, 429, 'rate_limited', 'Too many requests from this address.'),
-        );
-      }
+      if (!verdict.allowed) return sendRateLimited(request, reply, PROBLEM_ERRORS, verdict, 'address');
       const principal = await authenticate(deps, request, reply);
       if (!principal) return reply;
       const caller: Caller = { principal, ip: request.ip, userAgent: request.headers['user-agent'] };

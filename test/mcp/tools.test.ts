@@ -235,6 +235,23 @@ test('resources: the Annex A controls and the approved policies, paged; the 1.x 
   await assert.rejects(client.readResource({ uri: `${api.url}/api/v1/controls/${foreign.id}` }));
 });
 
+test('limits each client address, answering 429 in the problem format with Retry-After', async (t) => {
+  const api = await startApiFixture(t, { env: { API_RATE_LIMIT_PER_IP: '2' } });
+  const post = () =>
+    fetch(`${api.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{}',
+    });
+  assert.deepEqual([(await post()).status, (await post()).status], [401, 401]);
+  const limited = await post();
+  assert.equal(limited.status, 429);
+  assert.match(limited.headers.get('content-type') ?? '', /^application\/problem\+json/);
+  assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+  const body = await readJson(limited);
+  assert.deepEqual([body.status, body.code], [429, 'rate_limited']);
+});
+
 test('plan rate limits apply to tool calls as to the REST API, per key', async (t) => {
   const api = await startApiFixture(t, { env: { API_RATE_LIMIT_PER_KEY: '3' } });
   const client = await connect(api.url, api.org.key);
