@@ -67,7 +67,7 @@ export async function startPurchaseFixture(
     pspEventsTo?: string;
   } = {},
 ): Promise<PurchaseFixture> {
-  const { logger: capturing, lines: logs } = capturedLogger('trace');
+  const captured = options.captureLogs ? capturedLogger('trace') : undefined;
   const clock = new ManualClock('2026-03-01T12:00:00.000Z');
   const sandbox = await startPspSandbox({
     secretKey: SANDBOX_KEY,
@@ -95,11 +95,11 @@ export async function startPurchaseFixture(
     }),
     failpoints: options.failpoints,
     database: options.database,
-    logger: options.captureLogs ? capturing : undefined,
+    logger: captured?.logger,
   });
 
   return {
-    logs,
+    logs: captured?.lines ?? [],
     runtime,
     sandbox,
     smtp,
