@@ -75,10 +75,20 @@ describe(`the evidence package pages in Chromium on ${testDialect}`, () => {
     if (SHOTS_DIR)
       await page.screenshot({ path: path.join(SHOTS_DIR, 'evidence-package-waiting.png'), fullPage: true });
 
-    // The job runs; the page, reloading itself, shows the package ready.
+    // The job runs; the page, updating itself in place, shows the package ready. The document and
+    // its status region are the same ones (marked with properties no reload or swap would keep).
+    await page.evaluate(`window.sameDocument = true;
+      document.querySelector('#package [role="status"]').sameRegion = true`);
     await fixture.runtime.jobs.drain();
     await page.getByText('Ready to download').waitFor({ timeout: 15_000 });
     assert.equal(page.url(), packageUrl);
+    assert.equal(
+      await page.evaluate(
+        `window.sameDocument && document.querySelector('#package [role="status"]').sameRegion`,
+      ),
+      true,
+    );
+    assert.match(await page.locator('#package [role="status"]').innerText(), /^Ready to download$/);
     await assertAccessible(page);
     const download = page.waitForEvent('download');
     await page.getByRole('link', { name: /Download the package/ }).click();

@@ -50,18 +50,6 @@ const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/
  * not govern) and fails on any serious or critical violation of WCAG 2.x A/AA rules.
  */
 export async function assertAccessible(page: Page): Promise<void> {
-  // A page that reloads itself (a progress page) may do so while axe runs: check the page again.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await checkAccessible(page);
-    } catch (error) {
-      if (attempt === 5 || !String(error).includes('Execution context was destroyed')) throw error;
-      await page.waitForLoadState('load');
-    }
-  }
-}
-
-async function checkAccessible(page: Page): Promise<void> {
   await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
     // biome-ignore lint/suspicious/noExplicitAny: axe and document are globals of the page
