@@ -12,6 +12,7 @@ import findMyWay, { type HTTPMethod } from 'find-my-way';
 import { type ErrorSurface, errorHandlerFor, sendServiceError } from './errors.ts';
 import { useBoundedJsonParser } from './json-body.ts';
 import { PROBLEM_ERRORS, unreadableRequest } from './problem.ts';
+import { logRequestCompleted } from './request-logger.ts';
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -101,15 +102,12 @@ export function registerHttpBasics(app: FastifyInstance, options: HttpBasicsOpti
 
   // Route patterns, never raw URLs: a URL can carry a checkout session id or an invitation token.
   app.addHook('onResponse', (request, reply, done) => {
-    request.log.info(
-      {
-        method: request.method,
-        route: request.routeOptions.url ?? '(no route)',
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 10) / 10,
-      },
-      'request completed',
-    );
+    logRequestCompleted(request.log, {
+      method: request.method,
+      route: request.routeOptions.url ?? '(no route)',
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+    });
     done();
   });
 
