@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -27,7 +27,8 @@ export function freePort(): Promise<number> {
 }
 
 /**
- * A Node script in a process of its own; its output goes to `logFile`, or is piped when absent.
+ * A Node script in a process of its own; its output goes to `logFile` as a shell's `> file` sends
+ * it (the file itself, no process copying it on the way), or is piped when absent.
  * `BENCH_NODE_ARGS` (say `--cpu-prof --cpu-prof-dir=/tmp/prof`) is passed to it.
  */
 export function startNode(
@@ -36,12 +37,15 @@ export function startNode(
   options: { env?: NodeJS.ProcessEnv; logFile?: string },
 ) {
   const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
-    env: options.env ?? process.env,
-    stdio: ['ignore', options.logFile ? 'pipe' : 'pipe', 'inherit'],
-  });
-  if (options.logFile) child.stdout?.pipe(createWriteStream(options.logFile));
-  return child;
+  const output = options.logFile === undefined ? 'pipe' : openSync(options.logFile, 'a');
+  try {
+    return spawn(process.execPath, [...nodeArgs, script, ...args], {
+      env: options.env ?? process.env,
+      stdio: ['ignore', output, 'inherit'],
+    });
+  } finally {
+    if (typeof output === 'number') closeSync(output);
+  }
 }
 
 /**
