@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { readPageAt } from '../db/cursor.ts';
 import { everyPage, type Page, type PageRequest } from '../db/keyset.ts';
 import { problem, sendProblem } from '../http/problem.ts';
@@ -27,12 +27,22 @@ declare module 'fastify' {
  */
 export function enableListExports(scope: FastifyInstance, settings: ListExportSettings): void {
   scope.decorateRequest('listExport', { getter: () => settings });
-  // A callback, not async: it runs on every API request and awaits nothing.
-  scope.addHook('onRequest', (request, reply, done) => {
-    if (listItemSchema(request)) reply.header('vary', 'Accept');
-    done();
+  // On the lists alone, decided once per route: a hook of the scope ran on every API request and
+  // built the request's route options to find out.
+  scope.addHook('onRoute', (route) => {
+    if (!pageItemSchema((route.schema?.response as Record<string, unknown> | undefined)?.[200])) return;
+    const earlier = route.onRequest;
+    route.onRequest = [
+      varyWithAccept,
+      ...(earlier === undefined ? [] : Array.isArray(earlier) ? earlier : [earlier]),
+    ];
   });
 }
+
+const varyWithAccept: onRequestHookHandler = (_request, reply, done) => {
+  reply.header('vary', 'Accept');
+  done();
+};
 
 function listItemSchema(request: FastifyRequest) {
   const response = request.routeOptions.schema?.response as Record<string, unknown> | undefined;
