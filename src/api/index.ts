@@ -10,6 +10,7 @@ import {
   sendRateLimited,
   setRateLimitHeaders,
 } from '../http/rate-limit.ts';
+import { routeHooks } from '../http/route-hooks.ts';
 import { andThen, type MaybePromise } from '../shared/maybe-promise.ts';
 import { authenticate, decorateApiRequests } from './auth.ts';
 import { SchemaCatalog } from './catalog.ts';
@@ -153,10 +154,13 @@ function applyLimitsAndAuthentication(scope: FastifyInstance, deps: ApiDeps): vo
     sendRateLimited(request, reply, PROBLEM_ERRORS, verdict, counted);
     return false;
   };
-  const admit = (request: FastifyRequest, reply: FastifyReply): MaybePromise<boolean> =>
+  const admitByAddress = (request: FastifyRequest, reply: FastifyReply): MaybePromise<boolean> =>
+    andThen(perIp.hit(request.ip), (byAddress) =>
+      byAddress.allowed ? true : refuse(request, reply, byAddress, 'address'),
+    );
+  const admitWithKey = (request: FastifyRequest, reply: FastifyReply): MaybePromise<boolean> =>
     andThen(perIp.hit(request.ip), (byAddress) => {
       if (!byAddress.allowed) return refuse(request, reply, byAddress, 'address');
-      if (request.routeOptions.config.public) return true;
       return andThen(authenticate(deps, request, reply), (authenticated) => {
         if (!authenticated) return false;
         const { keyId, plan } = request.principal ?? {};
@@ -167,5 +171,11 @@ function applyLimitsAndAuthentication(scope: FastifyInstance, deps: ApiDeps): vo
         });
       });
     });
-  scope.addHook('onRequest', gate(admit));
+  // Chosen once per route, first of its hooks: a hook of the scope built every request's route
+  // options to learn whether its route is public.
+  const publicGate = gate(admitByAddress);
+  const keyGate = gate(admitWithKey);
+  scope.addHook('onRoute', (route) => {
+    route.onRequest = [route.config?.public ? publicGate : keyGate, ...routeHooks(route.onRequest)];
+  });
 }

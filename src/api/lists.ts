@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandle
 import { readPageAt } from '../db/cursor.ts';
 import { everyPage, type Page, type PageRequest } from '../db/keyset.ts';
 import { problem, sendProblem } from '../http/problem.ts';
+import { routeHooks } from '../http/route-hooks.ts';
 import type { Clock } from '../shared/clock.ts';
 import { type CsvColumn, csvChunks, csvColumnsOf } from '../shared/csv.ts';
 import { workspaceOf } from './auth.ts';
@@ -31,11 +32,7 @@ export function enableListExports(scope: FastifyInstance, settings: ListExportSe
   // built the request's route options to find out.
   scope.addHook('onRoute', (route) => {
     if (!pageItemSchema((route.schema?.response as Record<string, unknown> | undefined)?.[200])) return;
-    const earlier = route.onRequest;
-    route.onRequest = [
-      varyWithAccept,
-      ...(earlier === undefined ? [] : Array.isArray(earlier) ? earlier : [earlier]),
-    ];
+    route.onRequest = [...routeHooks(route.onRequest), varyWithAccept];
   });
 }
 

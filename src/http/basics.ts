@@ -13,6 +13,7 @@ import { type ErrorSurface, errorHandlerFor, sendServiceError } from './errors.t
 import { useBoundedJsonParser } from './json-body.ts';
 import { PROBLEM_ERRORS, unreadableRequest } from './problem.ts';
 import { logRequestCompleted } from './request-logger.ts';
+import { routeHooks } from './route-hooks.ts';
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -74,7 +75,6 @@ export function registerHttpBasics(app: FastifyInstance, options: HttpBasicsOpti
     // `/tasks/` matches `/tasks/:id` with an empty id, which names nothing: not found, rather
     // than a complaint about the id's length.
     if (route.url.includes(':')) {
-      const earlier = route.preValidation;
       route.preValidation = [
         (request, reply, done) => {
           const params = request.params as Record<string, string | undefined>;
@@ -86,7 +86,7 @@ export function registerHttpBasics(app: FastifyInstance, options: HttpBasicsOpti
           }
           done();
         },
-        ...(earlier === undefined ? [] : Array.isArray(earlier) ? earlier : [earlier]),
+        ...routeHooks(route.preValidation),
       ];
     }
   });
