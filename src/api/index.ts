@@ -159,8 +159,8 @@ function applyLimitsAndAuthentication(scope: FastifyInstance, deps: ApiDeps): vo
       byAddress.allowed ? true : refuse(request, reply, byAddress, 'address'),
     );
   const admitWithKey = (request: FastifyRequest, reply: FastifyReply): MaybePromise<boolean> =>
-    andThen(perIp.hit(request.ip), (byAddress) => {
-      if (!byAddress.allowed) return refuse(request, reply, byAddress, 'address');
+    andThen(admitByAddress(request, reply), (byAddress) => {
+      if (!byAddress) return false;
       return andThen(authenticate(deps, request, reply), (authenticated) => {
         if (!authenticated) return false;
         const { keyId, plan } = request.principal ?? {};
