@@ -58,6 +58,9 @@ describe('log lines', () => {
 
     logRequestCompleted(requestLogger(logger, { reqId: 'req_2' }, { level: 'warn' }), fields);
     assert.equal(lines.length, 2, 'a route logging from warn on writes no info line');
+    logger.level = 'warn';
+    logRequestCompleted(requestLogger(logger, { reqId: 'req_2' }, {}), fields);
+    assert.equal(lines.length, 2, 'a service logging from warn on (LOG_LEVEL=warn) writes no info line');
 
     // pino.multistream picks streams by the level pino hands it with each line.
     const warnings: string[] = [];
