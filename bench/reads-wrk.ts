@@ -21,7 +21,7 @@ import { type WrkResult, wrk } from './wrk.ts';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
-const PATHS = ['/api/v1/controls', '/api/v1/me'];
+const PATHS = process.env.BENCH_READS?.split(',') ?? ['/api/v1/controls', '/api/v1/me'];
 
 /**
  * Authenticated REST reads measured from outside: the service started as `npm start` starts it
@@ -30,7 +30,8 @@ const PATHS = ['/api/v1/controls', '/api/v1/me'];
  * is the median over the rounds (the ratio, of the per-round ratios). Beside requests a second, the
  * CPU time each server spent per answer (from /proc): on a machine others are loading, its ratio
  * (bare's per answer over ours) stays where the throughput ratio scatters. SQLite, then PostgreSQL
- * at BENCH_DATABASE_URL when one answers. One JSON line per database.
+ * at BENCH_DATABASE_URL when one answers. One JSON line per database. BENCH_READS (comma-separated
+ * paths) measures other reads.
  */
 export async function benchReadsWrk(): Promise<void> {
   await onEachDatabase('reads-wrk', measure);
