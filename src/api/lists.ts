@@ -1,5 +1,11 @@
 import { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  FastifySchema,
+  onRequestHookHandler,
+} from 'fastify';
 import { readPageAt } from '../db/cursor.ts';
 import { everyPage, type Page, type PageRequest } from '../db/keyset.ts';
 import { problem, sendProblem } from '../http/problem.ts';
@@ -31,7 +37,7 @@ export function enableListExports(scope: FastifyInstance, settings: ListExportSe
   // On the lists alone, decided once per route: a hook of the scope ran on every API request and
   // built the request's route options to find out.
   scope.addHook('onRoute', (route) => {
-    if (!pageItemSchema((route.schema?.response as Record<string, unknown> | undefined)?.[200])) return;
+    if (!listItemSchema(route.schema)) return;
     route.onRequest = [...routeHooks(route.onRequest), varyWithAccept];
   });
 }
@@ -41,9 +47,9 @@ const varyWithAccept: onRequestHookHandler = (_request, reply, done) => {
   done();
 };
 
-function listItemSchema(request: FastifyRequest) {
-  const response = request.routeOptions.schema?.response as Record<string, unknown> | undefined;
-  return pageItemSchema(response?.[200]);
+/** The item schema of a route whose 200 is a page of items; undefined for any other route. */
+function listItemSchema(schema: FastifySchema | undefined) {
+  return pageItemSchema((schema?.response as Record<string, unknown> | undefined)?.[200]);
 }
 
 type ListQuery = { limit?: number; cursor?: string };
@@ -129,7 +135,7 @@ async function sendCsvExport<Item>(
   list: string,
   readPage: (page: PageRequest) => Promise<Page<Item>>,
 ): Promise<void> {
-  const item = listItemSchema(request);
+  const item = listItemSchema(request.routeOptions.schema);
   const settings = request.listExport;
   if (!item || !settings) throw new Error(`route ${request.routeOptions.url} cannot export its list`);
   let columns = columnsOfItems.get(item);
