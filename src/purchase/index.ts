@@ -25,6 +25,7 @@ export {
   type OrderProgress,
   type OrderState,
   orderProgress,
+  progressOf,
 } from './progress.ts';
 export { recoverUnfinishedPurchases } from './recovery.ts';
 export { type OrderNotifier, orderFollowingWiring, purchaseWiring } from './wiring.ts';

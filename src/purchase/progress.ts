@@ -30,8 +30,11 @@ export interface OrderProgress {
 
 export async function orderProgress(db: Db, orderId: string): Promise<OrderProgress | undefined> {
   const row = await findOrder(db, orderId);
-  if (!row) return undefined;
-  const order = toOrder(row);
+  return row ? progressOf(db, toOrder(row)) : undefined;
+}
+
+/** Where `order` stands, for a caller that already holds it (an order never changes once written). */
+export async function progressOf(db: Db, order: Order): Promise<OrderProgress> {
   const facts = await findPurchaseFollowUp(db, order.workspaceId, order.id);
   const events: OrderEvent[] = [{ type: 'workspace_created', at: order.createdAt }];
   if (facts.invitationSentAt) events.push({ type: 'invitation_sent', at: facts.invitationSentAt });

@@ -71,12 +71,14 @@ export async function findPurchaseFollowUp(
   workspaceId: string,
   orderId: string,
 ): Promise<PurchaseFollowUp> {
-  const invitations = await purchaseOwnerInvitations(db, workspaceId);
+  // Issued together, the two reads wait for at most one SQLite group commit between them.
+  const [invitations, terms] = await Promise.all([
+    purchaseOwnerInvitations(db, workspaceId),
+    termOfOrder(db, { workspaceId, orderId }),
+  ]);
   const accepted = invitations.flatMap((row) => (row.accepted_at === null ? [] : [row.accepted_at]));
   const first = invitations.at(-1);
-  const {
-    rows: [term],
-  } = await termOfOrder(db, { workspaceId, orderId });
+  const [term] = terms.rows;
   const at = (value: number | null | undefined) =>
     value === null || value === undefined ? null : new Date(value);
   return {

@@ -17,7 +17,7 @@ import {
 } from '../../checkout/index.ts';
 import { sendWire } from '../../http/errors.ts';
 import type { StoredResponse } from '../../idempotency/index.ts';
-import { orderProgress } from '../../purchase/index.ts';
+import { progressOf } from '../../purchase/index.ts';
 import type { Result } from '../../shared/result.ts';
 import type { ChannelContext } from '../context.ts';
 import { type IdempotentRoute, idempotencyDepsOf, sendIdempotently } from '../idempotent.ts';
@@ -58,8 +58,7 @@ export function registerSessionRoutes(scope: AcpScope, context: ChannelContext):
     const response = answer(result);
     const order = result.ok ? result.value.order : undefined;
     if (!result.ok || !order) return response;
-    const progress = await orderProgress(deps.db, order.id);
-    if (!progress) return response;
+    const progress = await progressOf(deps.db, order);
     await followAcpOrder(deps.db, context.config, result.value.id, progress.order, deps.clock.now());
     const body = response.body as AcpCheckoutSession;
     return {
