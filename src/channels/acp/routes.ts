@@ -59,7 +59,7 @@ export function registerSessionRoutes(scope: AcpScope, context: ChannelContext):
     const order = result.ok ? result.value.order : undefined;
     if (!result.ok || !order) return response;
     const progress = await progressOf(deps.db, order);
-    await followAcpOrder(deps.db, context.config, result.value.id, progress.order, deps.clock.now());
+    await followAcpOrder(deps.db, context.config, result.value.id, order, deps.clock.now());
     const body = response.body as AcpCheckoutSession;
     return {
       ...response,
